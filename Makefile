@@ -1,0 +1,50 @@
+# mcoll — user commands:
+#   make          build into build/ (Open MPI)
+#   make check    install missing Debian packages, build, run the tests (Open MPI, then MPICH)
+#   make bench    install missing packages, build, run the default side-by-side benchmark (2 ranks)
+# Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
+#        SANITIZE=1 (ASan+UBSan build in build-asan/).
+
+MPI        ?= openmpi
+JOBS       ?= 2
+CHECK_MPIS ?= openmpi mpich
+BUILD      := build
+BENCH_NP   ?= 2
+BENCH_ARGS ?=
+
+.PHONY: all deps configure check check-asan bench install clean
+
+all: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+deps:
+	@scripts/deps.sh
+
+configure: deps
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DMCOLL_MPI=$(MPI) >/dev/null
+
+# Each MPI gets its own build dir: build/ (Open MPI), build-mpich/.
+builddir = $(if $(filter openmpi,$(1)),$(BUILD),$(BUILD)-$(1))
+
+check: deps
+	@set -e; for m in $(CHECK_MPIS); do \
+	  d=$(call builddir,$$m); \
+	  echo "=== mcoll: build and test against $$m ($$d)"; \
+	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null; \
+	  cmake --build $$d -j$(JOBS); \
+	  (cd $$d && ctest -j$(JOBS) --output-on-failure --timeout 600); \
+	done
+
+check-asan: deps
+	cmake -S . -B $(BUILD)-asan -DMCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(BUILD)-asan -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -j$(JOBS) --output-on-failure -L asan
+
+bench: all
+	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)
+
+install: all
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-mpich $(BUILD)-asan

@@ -1,0 +1,107 @@
+/* The algorithm registry: every algorithm of every collective, in one table per collective.
+ * An algorithm lives in src/coll/<collective>/<name>.c and defines mc_alg_<coll>_<name>. */
+#include "../core/mc.h"
+#include <pthread.h>
+#include <string.h>
+
+/* Weak references: a build missing an algorithm file still links; the registry skips the
+ * hole and the unit test registry_complete fails, naming it. */
+#define ALG(coll, name) extern const mc_alg_t mc_alg_##coll##_##name __attribute__((weak));
+#define REF(coll, name) &mc_alg_##coll##_##name,
+
+#define BARRIER(X) X(barrier, linear) X(barrier, double_ring) X(barrier, recursive_doubling) X(barrier, bruck)
+#define BCAST(X) X(bcast, linear) X(bcast, pipeline) X(bcast, binomial) X(bcast, binary) X(bcast, split_binary)
+#define REDUCE(X) X(reduce, linear) X(reduce, pipeline) X(reduce, binomial) X(reduce, binary) X(reduce, kchain)
+#define ALLREDUCE(X) X(allreduce, recursive_doubling) X(allreduce, ring) X(allreduce, rabenseifner) X(allreduce, reduce_bcast)
+#define REDUCE_SCATTER(X) X(reduce_scatter, ring) X(reduce_scatter, recursive_halving)
+#define REDUCE_SCATTER_BLOCK(X) X(reduce_scatter_block, ring) X(reduce_scatter_block, recursive_halving)
+#define ALLGATHER(X) X(allgather, ring) X(allgather, recursive_doubling) X(allgather, bruck)
+#define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling)
+#define GATHER(X) X(gather, linear) X(gather, binomial)
+#define GATHERV(X) X(gatherv, linear)
+#define SCATTER(X) X(scatter, linear) X(scatter, binomial)
+#define SCATTERV(X) X(scatterv, linear)
+#define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck)
+#define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise)
+#define SCAN(X) X(scan, linear) X(scan, recursive_doubling)
+#define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling)
+
+#define ALL(X) BARRIER(X) BCAST(X) REDUCE(X) ALLREDUCE(X) REDUCE_SCATTER(X) REDUCE_SCATTER_BLOCK(X) \
+    ALLGATHER(X) ALLGATHERV(X) GATHER(X) GATHERV(X) SCATTER(X) SCATTERV(X) ALLTOALL(X)              \
+    ALLTOALLV(X) SCAN(X) EXSCAN(X)
+
+ALL(ALG)
+
+static const mc_alg_t *const barrier[] = {BARRIER(REF)};
+static const mc_alg_t *const bcast[] = {BCAST(REF)};
+static const mc_alg_t *const reduce[] = {REDUCE(REF)};
+static const mc_alg_t *const allreduce[] = {ALLREDUCE(REF)};
+static const mc_alg_t *const reduce_scatter[] = {REDUCE_SCATTER(REF)};
+static const mc_alg_t *const reduce_scatter_block[] = {REDUCE_SCATTER_BLOCK(REF)};
+static const mc_alg_t *const allgather[] = {ALLGATHER(REF)};
+static const mc_alg_t *const allgatherv[] = {ALLGATHERV(REF)};
+static const mc_alg_t *const gather[] = {GATHER(REF)};
+static const mc_alg_t *const gatherv[] = {GATHERV(REF)};
+static const mc_alg_t *const scatter[] = {SCATTER(REF)};
+static const mc_alg_t *const scatterv[] = {SCATTERV(REF)};
+static const mc_alg_t *const alltoall[] = {ALLTOALL(REF)};
+static const mc_alg_t *const alltoallv[] = {ALLTOALLV(REF)};
+static const mc_alg_t *const scan[] = {SCAN(REF)};
+static const mc_alg_t *const exscan[] = {EXSCAN(REF)};
+
+#define T(arr) {arr, (int)(sizeof arr / sizeof arr[0])}
+static const struct { const mc_alg_t *const *algs; int n; } table[MC_NCOLL] = {
+    [MC_BARRIER] = T(barrier), [MC_BCAST] = T(bcast), [MC_REDUCE] = T(reduce), [MC_ALLREDUCE] = T(allreduce),
+    [MC_REDUCE_SCATTER] = T(reduce_scatter), [MC_REDUCE_SCATTER_BLOCK] = T(reduce_scatter_block),
+    [MC_ALLGATHER] = T(allgather), [MC_ALLGATHERV] = T(allgatherv), [MC_GATHER] = T(gather),
+    [MC_GATHERV] = T(gatherv), [MC_SCATTER] = T(scatter), [MC_SCATTERV] = T(scatterv),
+    [MC_ALLTOALL] = T(alltoall), [MC_ALLTOALLV] = T(alltoallv), [MC_SCAN] = T(scan), [MC_EXSCAN] = T(exscan),
+};
+
+static const mc_alg_t *present[MC_NCOLL][32];
+static int npresent[MC_NCOLL];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void compact(void)
+{
+    for (int c = 0; c < MC_NCOLL; c++)
+        for (int i = 0; i < table[c].n; i++)
+            if (table[c].algs[i]) present[c][npresent[c]++] = table[c].algs[i];
+}
+
+int mc_alg_count(mc_coll_t c)
+{
+    if ((unsigned)c >= MC_NCOLL) return 0;
+    pthread_once(&once, compact);
+    return npresent[c];
+}
+
+const mc_alg_t *mc_alg_at(mc_coll_t c, int i)
+{
+    return i >= 0 && i < mc_alg_count(c) ? present[c][i] : NULL;
+}
+
+const mc_alg_t *mc_alg_find(mc_coll_t c, const char *name)
+{
+    for (int i = 0; name && i < mc_alg_count(c); i++)
+        if (!strcmp(present[c][i]->name, name)) return present[c][i];
+    return NULL;
+}
+
+/* Names the registry expects, for the completeness test and mcoll-info. */
+#define NAME(coll, name) #coll "/" #name,
+static const char *const expected[] = {ALL(NAME) NULL};
+const char *mc_alg_expected(int i) { return expected[i]; }
+
+int mc_alg_index(const mc_alg_t *alg)
+{
+    for (int i = 0; i < mc_alg_count(alg->coll); i++)
+        if (present[alg->coll][i] == alg) return i;
+    return -1;
+}
+
+int mc_alg_applicable(const mc_alg_t *alg, const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    if ((alg->flags & MC_ALG_COMMUTATIVE_ONLY) && !a->commute) return 0;
+    return alg->ok ? alg->ok(ctx, a) : 1;
+}

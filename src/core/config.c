@@ -1,0 +1,147 @@
+#include "config.h"
+#include "log.h"
+#include <ctype.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLL_VARS(UP, lo)                                                                    \
+    {"MCOLL_" UP "_ALG", MC_CFG_STR, "", "force the " lo " algorithm (name, 'auto' or 'pmpi')"},
+#define SEG_VARS(UP, lo)                                                                     \
+    {"MCOLL_" UP "_SEGSIZE", MC_CFG_SIZE, "", "segment size in bytes for " lo " (0 = unsegmented; k/M suffix)"},
+#define RADIX_VARS(UP, lo)                                                                   \
+    {"MCOLL_" UP "_RADIX", MC_CFG_INT, "", "tree fan-out for " lo " (k-chain / k-ary trees)"},
+
+static const mc_cfg_var_t vars[] = {
+    {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
+    {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize"},
+    {"MCOLL_VNODE_SIZE", MC_CFG_INT, "0", "split each real node into virtual nodes of k consecutive world ranks (0 = off)"},
+    COLL_VARS("BARRIER", "barrier") COLL_VARS("BCAST", "bcast") COLL_VARS("REDUCE", "reduce")
+    COLL_VARS("ALLREDUCE", "allreduce") COLL_VARS("REDUCE_SCATTER", "reduce_scatter")
+    COLL_VARS("REDUCE_SCATTER_BLOCK", "reduce_scatter_block") COLL_VARS("ALLGATHER", "allgather")
+    COLL_VARS("ALLGATHERV", "allgatherv") COLL_VARS("GATHER", "gather") COLL_VARS("GATHERV", "gatherv")
+    COLL_VARS("SCATTER", "scatter") COLL_VARS("SCATTERV", "scatterv") COLL_VARS("ALLTOALL", "alltoall")
+    COLL_VARS("ALLTOALLV", "alltoallv") COLL_VARS("SCAN", "scan") COLL_VARS("EXSCAN", "exscan")
+    SEG_VARS("BCAST", "bcast") SEG_VARS("REDUCE", "reduce") SEG_VARS("ALLREDUCE", "allreduce")
+    RADIX_VARS("REDUCE", "reduce") RADIX_VARS("BCAST", "bcast")
+};
+#define NVARS ((int)(sizeof vars / sizeof vars[0]))
+
+static mc_config_t cfg;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t override_lock = PTHREAD_MUTEX_INITIALIZER;
+static char forced[MC_NCOLL][32];           /* mcoll_set_alg overrides ("" = none) */
+static _Atomic long seg_override[MC_NCOLL];
+static _Atomic int radix_override[MC_NCOLL];
+
+long mc_parse_size(const char *s)
+{
+    char *end;
+    if (!s || !*s) return -1;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 0) return -1;
+    switch (tolower((unsigned char)*end)) {
+    case 'k': v <<= 10; end++; break;
+    case 'm': v <<= 20; end++; break;
+    case 'g': v <<= 30; end++; break;
+    default: break;
+    }
+    if (tolower((unsigned char)*end) == 'b') end++;
+    return *end ? -1 : v;
+}
+
+const char *mc_cfg_value(const mc_cfg_var_t *v)
+{
+    const char *e = getenv(v->name);
+    return e ? e : v->defval;
+}
+
+/* "MCOLL_ALLREDUCE_ALG" -> collective index for the per-collective variables. */
+static int coll_of_var(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), sn = strlen(suffix);
+    if (n <= 6 + sn || strcmp(name + n - sn, suffix) != 0) return -1;
+    char lo[64];
+    size_t k = n - sn - 6;
+    if (k >= sizeof lo) return -1;
+    for (size_t i = 0; i < k; i++) lo[i] = (char)tolower((unsigned char)name[6 + i]);
+    lo[k] = 0;
+    return mc_coll_from_name(lo);
+}
+
+static void load_one(const mc_cfg_var_t *v)
+{
+    const char *val = mc_cfg_value(v);
+    int c;
+    if (!strcmp(v->name, "MCOLL_VERBOSE")) cfg.verbose = atoi(val);
+    else if (!strcmp(v->name, "MCOLL_STATS")) cfg.stats = atoi(val) != 0;
+    else if (!strcmp(v->name, "MCOLL_VNODE_SIZE")) cfg.vnode_size = atoi(val);
+    else if ((c = coll_of_var(v->name, "_ALG")) >= 0) {
+        snprintf(cfg.alg[c], sizeof cfg.alg[c], "%s", strcmp(val, "auto") ? val : "");
+    } else if ((c = coll_of_var(v->name, "_SEGSIZE")) >= 0 && *val) {
+        cfg.segsize[c] = mc_parse_size(val);
+        if (cfg.segsize[c] < 0) mc_warn("ignoring %s=%s: not a size", v->name, val);
+    } else if ((c = coll_of_var(v->name, "_RADIX")) >= 0 && *val) {
+        cfg.radix[c] = atoi(val) >= 2 ? atoi(val) : -1;
+    }
+}
+
+static void load(void)
+{
+    for (int c = 0; c < MC_NCOLL; c++) {
+        cfg.segsize[c] = -1;
+        cfg.radix[c] = -1;
+        seg_override[c] = -2;
+        radix_override[c] = -2;
+    }
+    for (int i = 0; i < NVARS; i++) load_one(&vars[i]);
+}
+
+const mc_config_t *mc_cfg(void)
+{
+    pthread_once(&once, load);
+    return &cfg;
+}
+
+int mc_cfg_var_count(void) { return NVARS; }
+const mc_cfg_var_t *mc_cfg_var_at(int i) { return i >= 0 && i < NVARS ? &vars[i] : NULL; }
+
+const char *mc_cfg_forced_alg(mc_coll_t c)
+{
+    static _Thread_local char buf[32];
+    const mc_config_t *g = mc_cfg();
+    pthread_mutex_lock(&override_lock);
+    snprintf(buf, sizeof buf, "%s", forced[c][0] ? forced[c] : g->alg[c]);
+    pthread_mutex_unlock(&override_lock);
+    return buf[0] && strcmp(buf, "auto") ? buf : NULL;
+}
+
+int mc_cfg_set_alg(mc_coll_t c, const char *alg)
+{
+    mc_cfg();
+    pthread_mutex_lock(&override_lock);
+    snprintf(forced[c], sizeof forced[c], "%s", alg ? alg : "auto");
+    pthread_mutex_unlock(&override_lock);
+    return 0;
+}
+
+void mc_cfg_set_segsize(mc_coll_t c, long v) { mc_cfg(); seg_override[c] = v < 0 ? -2 : v; }
+void mc_cfg_set_radix(mc_coll_t c, int v) { mc_cfg(); radix_override[c] = v < 2 ? -2 : v; }
+
+long mc_cfg_segsize(mc_coll_t c, long dflt)
+{
+    const mc_config_t *g = mc_cfg();
+    long o = seg_override[c];
+    if (o >= 0) return o;
+    return g->segsize[c] >= 0 ? g->segsize[c] : dflt;
+}
+
+int mc_cfg_radix(mc_coll_t c, int dflt)
+{
+    const mc_config_t *g = mc_cfg();
+    int o = radix_override[c];
+    if (o >= 2) return o;
+    return g->radix[c] >= 2 ? g->radix[c] : dflt;
+}

@@ -1,0 +1,39 @@
+/* MCOLL_* variables: one declarative table (config.c) is the only place a variable is
+ * defined; mcoll-info prints it, the README lists it. Values are read once (first use). */
+#ifndef MC_CONFIG_H
+#define MC_CONFIG_H
+#include "mc.h"
+
+typedef enum { MC_CFG_BOOL, MC_CFG_INT, MC_CFG_SIZE, MC_CFG_STR } mc_cfg_type_t;
+
+typedef struct mc_cfg_var {
+    const char *name;       /* environment variable */
+    mc_cfg_type_t type;
+    const char *defval;     /* textual default ("" = unset) */
+    const char *doc;
+} mc_cfg_var_t;
+
+typedef struct mc_config {
+    int verbose, stats, vnode_size;
+    char alg[MC_NCOLL][32];     /* forced algorithm, "" = automatic */
+    long segsize[MC_NCOLL];     /* -1 = algorithm's default */
+    int radix[MC_NCOLL];        /* -1 = algorithm's default */
+} mc_config_t;
+
+const mc_config_t *mc_cfg(void);
+int mc_cfg_var_count(void);
+const mc_cfg_var_t *mc_cfg_var_at(int i);
+const char *mc_cfg_value(const mc_cfg_var_t *v);   /* current text value (env or default) */
+
+/* Parses "64k", "1M", "4096" into bytes; returns -1 on a malformed value. */
+long mc_parse_size(const char *s);
+
+/* Run-time overrides (mcoll_set_*), thread safe. */
+const char *mc_cfg_forced_alg(mc_coll_t c);        /* NULL: automatic */
+long mc_cfg_segsize(mc_coll_t c, long dflt);
+int mc_cfg_radix(mc_coll_t c, int dflt);
+int mc_cfg_set_alg(mc_coll_t c, const char *alg);
+void mc_cfg_set_segsize(mc_coll_t c, long v);
+void mc_cfg_set_radix(mc_coll_t c, int v);
+
+#endif

@@ -1,0 +1,164 @@
+/* Per-communicator context: created on the first collective, cached as an attribute, and
+ * freed by the attribute's delete callback (MPI_Comm_free, or MPI_Finalize for the
+ * predefined communicators). */
+#include "config.h"
+#include "log.h"
+#include "mc.h"
+#include "mcoll.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+
+static void ctx_free(mc_ctx_t *c)
+{
+    int fin = 0;
+    if (!c) return;
+    PMPI_Finalized(&fin);
+    if (!fin) {
+        if (c->lane_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->lane_comm);
+        if (c->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->node_comm);
+        if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
+    }
+    free(c->node_of);
+    free(c->local_of);
+    free(c->node_size);
+    free(c->node_leader);
+    free(c);
+}
+
+static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
+{
+    ctx_free(attr);
+    return MPI_SUCCESS;
+}
+
+static void create_keyval(void)
+{
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &keyval, NULL);
+}
+
+/* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
+ * consecutive world ranks. Local ranks follow comm rank order (split key). */
+static int split_nodes(mc_ctx_t *c)
+{
+    MPI_Comm shm;
+    int k = mc_cfg()->vnode_size, rc;
+    rc = PMPI_Comm_split_type(c->pcomm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &shm);
+    if (rc != MPI_SUCCESS || k <= 0) {
+        c->node_comm = shm;
+        return rc;
+    }
+    int wrank;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    rc = PMPI_Comm_split(shm, wrank / k, c->rank, &c->node_comm);
+    PMPI_Comm_free(&shm);
+    return rc;
+}
+
+/* Every rank learns every rank's leader (lowest comm rank of its node); nodes are numbered
+ * in order of their leaders, so node indices agree on all ranks. */
+static int build_tables(mc_ctx_t *c)
+{
+    int p = c->size, rc;
+    int *lead = malloc(sizeof(int) * (size_t)p);
+    c->node_of = malloc(sizeof(int) * (size_t)p);
+    c->local_of = malloc(sizeof(int) * (size_t)p);
+    c->node_size = calloc((size_t)p, sizeof(int));
+    c->node_leader = malloc(sizeof(int) * (size_t)p);
+    if (!lead || !c->node_of || !c->local_of || !c->node_size || !c->node_leader) {
+        free(lead);
+        return MPI_ERR_NO_MEM;
+    }
+    int my_leader = c->rank;
+    rc = PMPI_Allreduce(MPI_IN_PLACE, &my_leader, 1, MPI_INT, MPI_MIN, c->node_comm);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather(&my_leader, 1, MPI_INT, lead, 1, MPI_INT, c->pcomm);
+    if (rc != MPI_SUCCESS) { free(lead); return rc; }
+    c->nnodes = 0;
+    for (int r = 0; r < p; r++) {
+        if (lead[r] == r) {
+            c->node_leader[c->nnodes] = r;
+            c->node_of[r] = c->nnodes++;
+        } else {
+            c->node_of[r] = c->node_of[lead[r]]; /* leader < r: already numbered */
+        }
+        c->local_of[r] = c->node_size[c->node_of[r]]++;
+    }
+    free(lead);
+    c->node = c->node_of[c->rank];
+    c->leader = c->node_leader[c->node];
+    c->uniform_ppn = 1;
+    for (int n = 1; n < c->nnodes; n++)
+        if (c->node_size[n] != c->node_size[0]) c->uniform_ppn = 0;
+    return MPI_SUCCESS;
+}
+
+static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
+{
+    mc_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) return MPI_ERR_NO_MEM;
+    c->comm = comm;
+    c->pcomm = c->node_comm = c->lane_comm = MPI_COMM_NULL;
+    int rc = PMPI_Comm_dup(comm, &c->pcomm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) {
+        PMPI_Comm_size(c->pcomm, &c->size);
+        PMPI_Comm_rank(c->pcomm, &c->rank);
+        rc = split_nodes(c);
+    }
+    if (rc == MPI_SUCCESS) {
+        PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
+        PMPI_Comm_rank(c->node_comm, &c->local_rank);
+        PMPI_Comm_size(c->node_comm, &c->local_size);
+        rc = build_tables(c);
+    }
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, keyval, c);
+    if (rc != MPI_SUCCESS) {
+        ctx_free(c);
+        return rc;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
+{
+    void *val = NULL;
+    int flag = 0;
+    pthread_once(&keyval_once, create_keyval);
+    int rc = PMPI_Comm_get_attr(comm, keyval, &val, &flag);
+    if (rc != MPI_SUCCESS) return rc;
+    if (flag) {
+        *out = val;
+        return MPI_SUCCESS;
+    }
+    return ctx_create(comm, out);
+}
+
+/* Called before PMPI_Finalize so the predefined communicators' contexts are released while
+ * MPI can still free their communicators. */
+void mc_ctx_release_predefined(void)
+{
+    if (keyval == MPI_KEYVAL_INVALID) return;
+    PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
+    PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+}
+
+int mcoll_comm_info(MPI_Comm comm, mcoll_comm_info_t *info)
+{
+    mc_ctx_t *c;
+    int inter = 0;
+    if (!info || comm == MPI_COMM_NULL) return MPI_ERR_ARG;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
+    int rc = mc_ctx_get(comm, &c);
+    if (rc != MPI_SUCCESS) return rc;
+    *info = (mcoll_comm_info_t){.size = c->size, .rank = c->rank, .node = c->node,
+                                .nnodes = c->nnodes, .local_rank = c->local_rank,
+                                .local_size = c->local_size, .uniform_ppn = c->uniform_ppn,
+                                .leader = c->leader};
+    return MPI_SUCCESS;
+}

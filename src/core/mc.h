@@ -1,0 +1,137 @@
+/* Internal declarations shared by every layer of mcoll.
+ *
+ * Naming: public API is mcoll_* (include/mcoll.h). Everything internal and non-static is
+ * mc_* (types mc_*_t). Nothing inside the library calls MPI_*: only PMPI_*. */
+#ifndef MC_H
+#define MC_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <limits.h>
+
+#if MPI_VERSION >= 3
+#define MC_CONST const
+#else
+#define MC_CONST
+#endif
+
+typedef enum {
+    MC_BARRIER, MC_BCAST, MC_REDUCE, MC_ALLREDUCE, MC_REDUCE_SCATTER,
+    MC_REDUCE_SCATTER_BLOCK, MC_ALLGATHER, MC_ALLGATHERV, MC_GATHER, MC_GATHERV,
+    MC_SCATTER, MC_SCATTERV, MC_ALLTOALL, MC_ALLTOALLV, MC_SCAN, MC_EXSCAN,
+    MC_NCOLL
+} mc_coll_t;
+
+const char *mc_coll_name(mc_coll_t c);
+int mc_coll_from_name(const char *name); /* -1 when unknown */
+
+/* ---------------------------------------------------------------- context */
+/* One per user communicator, cached as an attribute and freed with it. */
+typedef struct mc_ctx {
+    MPI_Comm comm;          /* the user's communicator (errors are raised on it) */
+    MPI_Comm pcomm;         /* private duplicate: all mcoll point-to-point traffic */
+    int size, rank;
+    /* node topology (real nodes via MPI_Comm_split_type, or virtual: MCOLL_VNODE_SIZE) */
+    int nnodes, node, local_rank, local_size, leader, uniform_ppn;
+    int *node_of;           /* [size] node index of every rank */
+    int *local_of;          /* [size] local rank of every rank */
+    int *node_size;         /* [nnodes] ranks on each node */
+    int *node_leader;       /* [nnodes] comm rank of each node's local rank 0 */
+    MPI_Comm node_comm;     /* ranks of this node */
+    MPI_Comm lane_comm;     /* ranks with this local rank, one per node, ordered by node */
+    uint64_t explained[MC_NCOLL]; /* MCOLL_VERBOSE: size classes (log2 bytes) already explained */
+} mc_ctx_t;
+
+/* Returns the context of comm, creating it on first use (collective on comm). */
+int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out);
+void mc_ctx_release_predefined(void);
+
+/* ---------------------------------------------------------------- arguments */
+/* The entry layer (src/pmpi) validates the user's call and normalizes it into mc_args_t.
+ * Non-reduction collectives are expressed in bytes (dtype MPI_BYTE, extent 1): their
+ * datatypes are contiguous, otherwise the call falls back to PMPI. Reductions keep
+ * (count, dtype, op) so PMPI_Reduce_local applies the operation.
+ *
+ * MPI_IN_PLACE never reaches an algorithm; the contract per collective:
+ *  bcast      rbuf: buffer on every rank, count bytes.
+ *  reduce     sbuf on every rank (== rbuf at an in-place root); rbuf significant at root.
+ *  allreduce, scan, exscan   sbuf may equal rbuf.
+ *  reduce_scatter_block  sbuf holds size*count elements; sbuf may equal rbuf (in place).
+ *  reduce_scatter        counts[] elements per rank, displs[] their prefix sums (elements);
+ *                        sbuf may equal rbuf.
+ *  allgather  sbuf = this rank's block of count bytes; may equal rbuf + rank*count.
+ *  allgatherv counts[]/displs[] bytes in rbuf; sbuf may equal rbuf + displs[rank].
+ *  gather     sbuf count bytes; at root rbuf size*count, sbuf may equal rbuf + root*count.
+ *  gatherv    sbuf count bytes; at root counts[]/displs[] (bytes) describe rbuf.
+ *  scatter    rbuf count bytes; at root sbuf size*count, rbuf may equal sbuf + root*count.
+ *  scatterv   rbuf count bytes; at root counts[]/displs[] (bytes) describe sbuf.
+ *  alltoall   sbuf and rbuf size*count bytes, distinct (in place is staged by the entry).
+ *  alltoallv  scounts/sdispls and counts/displs in bytes, distinct buffers.
+ *  exscan     rbuf on rank 0 is left untouched. */
+typedef struct mc_args {
+    mc_coll_t coll;
+    const void *sbuf;
+    void *rbuf;
+    size_t count;
+    MPI_Datatype dtype;
+    size_t extent;          /* bytes between consecutive elements of dtype */
+    MPI_Op op;
+    int commute;
+    int root;
+    const size_t *counts, *displs;     /* receive side of v-collectives, reduce_scatter */
+    const size_t *scounts, *sdispls;   /* send side of alltoallv */
+    long segsize;           /* bytes, 0 = unsegmented */
+    int radix;
+    size_t bytes;           /* this rank's payload, for stats and selection */
+} mc_args_t;
+
+/* ---------------------------------------------------------------- registry */
+typedef struct mc_cost_in {
+    int p;              /* ranks */
+    double m;           /* bytes per rank (as in the collective's count) */
+    double ms;          /* segment size in bytes (m when unsegmented) */
+    int radix;
+} mc_cost_in_t;
+
+typedef struct mc_hockney {
+    double alpha;       /* seconds per message */
+    double beta;        /* seconds per byte */
+    double gamma;       /* seconds per byte reduced */
+} mc_hockney_t;
+
+typedef int (*mc_alg_fn)(mc_ctx_t *ctx, const mc_args_t *a);
+typedef int (*mc_alg_ok_fn)(const mc_ctx_t *ctx, const mc_args_t *a);
+typedef double (*mc_cost_fn)(const mc_hockney_t *h, const mc_cost_in_t *in);
+
+enum { MC_ALG_COMMUTATIVE_ONLY = 1, MC_ALG_SEGMENTED = 2, MC_ALG_RADIX = 4 };
+
+typedef struct mc_alg {
+    mc_coll_t coll;
+    const char *name;       /* short, stable: used in env vars, rules, stats, plots */
+    const char *doc;
+    mc_alg_fn fn;
+    mc_alg_ok_fn ok;        /* NULL: always applicable (beyond flags) */
+    mc_cost_fn cost;        /* Hockney-model time in seconds */
+    unsigned flags;
+} mc_alg_t;
+
+int mc_alg_count(mc_coll_t c);
+const mc_alg_t *mc_alg_at(mc_coll_t c, int i);
+const mc_alg_t *mc_alg_find(mc_coll_t c, const char *name);
+int mc_alg_applicable(const mc_alg_t *alg, const mc_ctx_t *ctx, const mc_args_t *a);
+int mc_alg_index(const mc_alg_t *alg);
+const char *mc_alg_expected(int i);   /* "coll/name" the registry expects; NULL after the last */
+
+/* ---------------------------------------------------------------- utilities */
+/* Tags on the private communicator: one per collective, so a stray message can never be
+ * matched by another collective's receive. */
+#define MC_TAG(coll) (1000 + (int)(coll))
+
+void *mc_malloc(size_t n);           /* NULL only for n == 0 or real exhaustion */
+void mc_free(void *p);
+int mc_is_pof2(int x);
+int mc_floor_log2(int x);            /* -1 for x <= 0 */
+int mc_ceil_log2(int x);
+
+#endif

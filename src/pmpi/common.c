@@ -1,0 +1,175 @@
+#include "entry.h"
+#include "../core/stats.h"
+#include "../select/select.h"
+#include <stdlib.h>
+#include <string.h>
+
+int mc_dt_get(MPI_Datatype t, mc_dt_t *d)
+{
+    if (t == MPI_DATATYPE_NULL) return 0;
+    if (PMPI_Type_size(t, &d->size) != MPI_SUCCESS) return 0;
+    if (PMPI_Type_get_extent(t, &d->lb, &d->extent) != MPI_SUCCESS) return 0;
+    if (PMPI_Type_get_true_extent(t, &d->true_lb, &d->true_extent) != MPI_SUCCESS) return 0;
+    d->contig = d->lb == 0 && d->true_lb == 0 && d->size == d->extent && d->true_extent == d->extent;
+    d->elem_ok = d->lb == 0 && d->true_lb == 0 && d->true_extent <= d->extent && d->extent > 0;
+    return 1;
+}
+
+int mc_comm_ok(MPI_Comm comm)
+{
+    int inter = 1;
+    if (comm == MPI_COMM_NULL) return 0;
+    return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+/* Type classes of MPI-4 §6.9.2 ("C integer", "Floating point", ...). */
+enum { CL_NONE = 0, CL_INT = 1, CL_FLOAT = 2, CL_LOGICAL = 4, CL_COMPLEX = 8, CL_BYTE = 16, CL_PAIR = 32 };
+
+static int type_class(MPI_Datatype t)
+{
+    const MPI_Datatype ints[] = {MPI_INT, MPI_LONG, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_UNSIGNED,
+                                 MPI_UNSIGNED_LONG, MPI_LONG_LONG_INT, MPI_UNSIGNED_LONG_LONG,
+                                 MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T, MPI_INT16_T,
+                                 MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
+                                 MPI_UINT64_T, MPI_AINT, MPI_OFFSET};
+    const MPI_Datatype floats[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+    const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX};
+    const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT,
+                                  MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) if (t == ints[i]) return CL_INT;
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) if (t == floats[i]) return CL_FLOAT;
+    for (size_t i = 0; i < sizeof cplx / sizeof cplx[0]; i++) if (t == cplx[i]) return CL_COMPLEX;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) if (t == pairs[i]) return CL_PAIR;
+    if (t == MPI_C_BOOL) return CL_LOGICAL;
+    if (t == MPI_BYTE) return CL_BYTE;
+    return CL_NONE;
+}
+
+/* Classes a predefined op accepts; -1 for an op that is not predefined. */
+static int op_classes(MPI_Op op)
+{
+    if (op == MPI_MAX || op == MPI_MIN) return CL_INT | CL_FLOAT;
+    if (op == MPI_SUM || op == MPI_PROD) return CL_INT | CL_FLOAT | CL_COMPLEX;
+    if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return CL_INT | CL_LOGICAL;
+    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR) return CL_INT | CL_BYTE;
+    if (op == MPI_MAXLOC || op == MPI_MINLOC) return CL_PAIR;
+    if (op == MPI_REPLACE || op == MPI_NO_OP) return 0; /* not valid in collectives */
+    return -1;
+}
+
+int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute)
+{
+    if (op == MPI_OP_NULL || !d->elem_ok) return 0;
+    int cls = op_classes(op);
+    if (cls == 0 || (cls > 0 && !(cls & type_class(t)))) return 0;
+    return PMPI_Op_commutative(op, commute) == MPI_SUCCESS;
+}
+
+int mc_raise(MPI_Comm comm, int rc)
+{
+    if (rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+}
+
+int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
+{
+    mc_ctx_t *ctx;
+    *rc = mc_ctx_get(comm, &ctx);
+    if (*rc != MPI_SUCCESS) {
+        mc_raise(comm, *rc);
+        return 1;
+    }
+    const mc_alg_t *alg = mc_select(ctx, a);
+    if (!alg) return 0;
+    *rc = alg->fn(ctx, a);
+    mc_stats_handled(a->coll, mc_alg_index(alg), a->bytes);
+    mc_stats_set_last(a->coll, alg->name);
+    mc_raise(comm, *rc);
+    return 1;
+}
+
+void mc_fallback(mc_coll_t c, size_t bytes) { mc_stats_fallback(c, bytes); }
+
+int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fill, MPI_Comm comm,
+            void **view, void **tmp)
+{
+    *tmp = NULL;
+    if (d->contig || n == 0) {
+        *view = (void *)buf;
+        return MPI_SUCCESS;
+    }
+    size_t bytes = n * (size_t)d->size;
+    if (n > INT_MAX || bytes > INT_MAX) return MPI_ERR_COUNT;
+    *tmp = *view = malloc(bytes ? bytes : 1);
+    if (!*tmp) return MPI_ERR_NO_MEM;
+    int pos = 0;
+    return fill ? PMPI_Pack(buf, (int)n, t, *tmp, (int)bytes, &pos, comm) : MPI_SUCCESS;
+}
+
+int mc_unview(const void *tmp, size_t n, MPI_Datatype t, MPI_Comm comm, void *buf)
+{
+    int size, pos = 0;
+    if (!tmp || n == 0) return MPI_SUCCESS;
+    PMPI_Type_size(t, &size);
+    return PMPI_Unpack(tmp, (int)(n * (size_t)size), &pos, buf, (int)n, t, comm);
+}
+
+int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, const void *buf,
+                   const mc_dt_t *d)
+{
+    size_t off = 0;
+    b->cnt = malloc(sizeof(size_t) * (size_t)p);
+    b->dsp = malloc(sizeof(size_t) * (size_t)p);
+    b->tmp = NULL;
+    b->base = (char *)buf;
+    if (!b->cnt || !b->dsp) return MPI_ERR_NO_MEM;
+    for (int i = 0; i < p; i++) {
+        b->cnt[i] = (size_t)counts[i] * (size_t)d->size;
+        b->dsp[i] = d->contig ? (size_t)displs[i] * (size_t)d->extent : off;
+        off += b->cnt[i];
+    }
+    if (d->contig) return MPI_SUCCESS;
+    if (off > INT_MAX) return MPI_ERR_COUNT;
+    b->base = b->tmp = malloc(off ? off : 1);
+    return b->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+static char *block_addr(const void *buf, int i, const int *displs, MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    return (char *)buf + (MPI_Aint)displs[i] * ext;
+}
+
+int mc_blocks_pack(const mc_blocks_t *b, int p, const int *counts, const int *displs,
+                   const void *buf, MPI_Datatype t, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++) {
+        int pos = 0;
+        rc = PMPI_Pack(block_addr(buf, i, displs, t), counts[i], t, b->tmp + b->dsp[i],
+                       (int)b->cnt[i], &pos, comm);
+    }
+    return rc;
+}
+
+int mc_blocks_unpack(const mc_blocks_t *b, int p, const int *counts, const int *displs,
+                     void *buf, MPI_Datatype t, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++) {
+        int pos = 0;
+        rc = PMPI_Unpack(b->tmp + b->dsp[i], (int)b->cnt[i], &pos, block_addr(buf, i, displs, t),
+                         counts[i], t, comm);
+    }
+    return rc;
+}
+
+void mc_blocks_free(mc_blocks_t *b)
+{
+    free(b->cnt);
+    free(b->dsp);
+    free(b->tmp);
+    b->cnt = b->dsp = NULL;
+    b->tmp = NULL;
+}

@@ -1,0 +1,56 @@
+/* Shared machinery of the MPI_* entry points: argument checks, datatype views, staging of
+ * non-contiguous buffers, dispatch to the selected algorithm and the PMPI fallback.
+ *
+ * Decisions to fall back depend only on arguments that MPI requires to agree on every rank
+ * (communicator, op, reduction datatype, counts, root), so all ranks take the same path.
+ * Invalid arguments also fall back: the native MPI then raises its own error class through
+ * the communicator's error handler. */
+#ifndef MC_ENTRY_H
+#define MC_ENTRY_H
+#include "../core/mc.h"
+
+typedef struct mc_dt {
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    int contig;     /* bytes in memory are exactly the packed bytes, starting at the buffer */
+    int elem_ok;    /* usable as reduction elements: count * extent bytes from the buffer */
+} mc_dt_t;
+
+/* 0 when the type is MPI_DATATYPE_NULL or unusable. */
+int mc_dt_get(MPI_Datatype t, mc_dt_t *d);
+/* The communicator is valid, intra, and MPI is running. */
+int mc_comm_ok(MPI_Comm comm);
+/* (op, type) may be handled: a predefined op on a predefined type of its class, or a
+ * user-defined op on an element-contiguous type. Sets *commute. */
+int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute);
+
+/* Runs the selected algorithm. Returns 1 when handled (*rc holds the result, already
+ * passed to the error handler when not MPI_SUCCESS), 0 when the caller must fall back. */
+int mc_run(MPI_Comm comm, mc_args_t *a, int *rc);
+/* Counts a fallback (the caller then calls PMPI). */
+void mc_fallback(mc_coll_t c, size_t bytes);
+/* Reports an error raised by mcoll itself (allocation, packing) on comm. */
+int mc_raise(MPI_Comm comm, int rc);
+
+/* Contiguous view of n elements of type t at buf: buf itself when contiguous, else a packed
+ * temporary (*tmp, to free); `fill` packs the current contents in. */
+int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fill, MPI_Comm comm,
+            void **view, void **tmp);
+/* Copies a packed view back into buf (no-op when the view is buf itself). */
+int mc_unview(const void *tmp, size_t n, MPI_Datatype t, MPI_Comm comm, void *buf);
+
+/* Byte layout of p blocks (counts[i] elements of t at displs[i]) for the v-collectives:
+ * the user's buffer when t is contiguous, else a packed temporary in rank order. */
+typedef struct mc_blocks {
+    size_t *cnt, *dsp;  /* bytes */
+    char *base;         /* user buffer or tmp */
+    char *tmp;
+} mc_blocks_t;
+int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, const void *buf,
+                   const mc_dt_t *d);
+int mc_blocks_pack(const mc_blocks_t *b, int p, const int *counts, const int *displs,
+                   const void *buf, MPI_Datatype t, MPI_Comm comm);
+int mc_blocks_unpack(const mc_blocks_t *b, int p, const int *counts, const int *displs,
+                     void *buf, MPI_Datatype t, MPI_Comm comm);
+void mc_blocks_free(mc_blocks_t *b);
+#endif

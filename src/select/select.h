@@ -1,0 +1,20 @@
+/* Algorithm selection: forced (mcoll_set_alg / MCOLL_<COLL>_ALG) > default rule table >
+ * first applicable registered algorithm > PMPI. */
+#ifndef MC_SELECT_H
+#define MC_SELECT_H
+#include "../core/mc.h"
+
+/* Chooses the algorithm for a call and fills a->segsize and a->radix. NULL: use PMPI. */
+const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a);
+
+/* The default rule table, for mcoll-info and the README. */
+typedef struct mc_rule {
+    mc_coll_t coll;
+    size_t max_bytes;       /* applies to per-rank payloads up to this size */
+    int max_p;              /* and communicators up to this size (0 = any) */
+    const char *alg;
+    long segsize;           /* bytes, 0 = unsegmented */
+} mc_rule_t;
+int mc_rule_count(void);
+const mc_rule_t *mc_rule_at(int i);
+#endif
