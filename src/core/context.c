@@ -143,9 +143,15 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
  * MPI can still free their communicators. */
 void mc_ctx_release_predefined(void)
 {
+    MPI_Comm predefined[] = {MPI_COMM_WORLD, MPI_COMM_SELF};
     if (keyval == MPI_KEYVAL_INVALID) return;
-    PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval);
-    PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    for (int i = 0; i < 2; i++) {
+        void *val;
+        int flag = 0;
+        /* deleting an absent attribute is an error in some MPIs */
+        if (PMPI_Comm_get_attr(predefined[i], keyval, &val, &flag) == MPI_SUCCESS && flag)
+            PMPI_Comm_delete_attr(predefined[i], keyval);
+    }
 }
 
 int mcoll_comm_info(MPI_Comm comm, mcoll_comm_info_t *info)
