@@ -31,8 +31,6 @@ static const mc_cfg_var_t vars[] = {
 
 static mc_config_t cfg;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t override_lock = PTHREAD_MUTEX_INITIALIZER;
-static char forced[MC_NCOLL][32];           /* mcoll_set_alg overrides ("" = none) */
 static _Atomic long seg_override[MC_NCOLL];
 static _Atomic int radix_override[MC_NCOLL];
 
@@ -107,25 +105,6 @@ const mc_config_t *mc_cfg(void)
 
 int mc_cfg_var_count(void) { return NVARS; }
 const mc_cfg_var_t *mc_cfg_var_at(int i) { return i >= 0 && i < NVARS ? &vars[i] : NULL; }
-
-const char *mc_cfg_forced_alg(mc_coll_t c)
-{
-    static _Thread_local char buf[32];
-    const mc_config_t *g = mc_cfg();
-    pthread_mutex_lock(&override_lock);
-    snprintf(buf, sizeof buf, "%s", forced[c][0] ? forced[c] : g->alg[c]);
-    pthread_mutex_unlock(&override_lock);
-    return buf[0] && strcmp(buf, "auto") ? buf : NULL;
-}
-
-int mc_cfg_set_alg(mc_coll_t c, const char *alg)
-{
-    mc_cfg();
-    pthread_mutex_lock(&override_lock);
-    snprintf(forced[c], sizeof forced[c], "%s", alg ? alg : "auto");
-    pthread_mutex_unlock(&override_lock);
-    return 0;
-}
 
 void mc_cfg_set_segsize(mc_coll_t c, long v) { mc_cfg(); seg_override[c] = v < 0 ? -2 : v; }
 void mc_cfg_set_radix(mc_coll_t c, int v) { mc_cfg(); radix_override[c] = v < 2 ? -2 : v; }

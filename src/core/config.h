@@ -28,11 +28,9 @@ const char *mc_cfg_value(const mc_cfg_var_t *v);   /* current text value (env or
 /* Parses "64k", "1M", "4096" into bytes; returns -1 on a malformed value. */
 long mc_parse_size(const char *s);
 
-/* Run-time overrides (mcoll_set_*), thread safe. */
-const char *mc_cfg_forced_alg(mc_coll_t c);        /* NULL: automatic */
+/* Segment size and radix: run-time override (mcoll_set_*) > environment > dflt. */
 long mc_cfg_segsize(mc_coll_t c, long dflt);
 int mc_cfg_radix(mc_coll_t c, int dflt);
-int mc_cfg_set_alg(mc_coll_t c, const char *alg);
 void mc_cfg_set_segsize(mc_coll_t c, long v);
 void mc_cfg_set_radix(mc_coll_t c, int v);
 

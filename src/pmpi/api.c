@@ -1,15 +1,14 @@
 /* Public control API (include/mcoll.h) and MPI_Finalize. */
 #include "../core/config.h"
 #include "../core/stats.h"
+#include "../select/select.h"
 #include "mcoll.h"
 #include <string.h>
 
 int mcoll_set_alg(const char *coll, const char *alg)
 {
     int c = mc_coll_from_name(coll);
-    if (c < 0) return MPI_ERR_ARG;
-    if (alg && strcmp(alg, "auto") && strcmp(alg, "pmpi") && !mc_alg_find(c, alg)) return MPI_ERR_ARG;
-    mc_cfg_set_alg(c, alg);
+    if (c < 0 || mc_sel_force(c, alg) != 0) return MPI_ERR_ARG;
     return MPI_SUCCESS;
 }
 

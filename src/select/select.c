@@ -1,6 +1,8 @@
 #include "select.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +52,41 @@ static const mc_rule_t rules[] = {
 };
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
+/* Rules resolved to registry entries once, so a call costs no string compares. */
+static const mc_alg_t *rule_alg[NRULES];
+
+/* Forced algorithm per collective: an index into the registry, or one of these. */
+enum { FORCE_AUTO = -2, FORCE_PMPI = -1 };
+static _Atomic int forced_idx[MC_NCOLL];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int force_index(mc_coll_t c, const char *alg)
+{
+    if (!alg || !*alg || !strcmp(alg, "auto")) return FORCE_AUTO;
+    if (!strcmp(alg, "pmpi")) return FORCE_PMPI;
+    const mc_alg_t *a = mc_alg_find(c, alg);
+    return a ? mc_alg_index(a) : -3;
+}
+
+static void init(void)
+{
+    for (int i = 0; i < NRULES; i++) rule_alg[i] = mc_alg_find(rules[i].coll, rules[i].alg);
+    for (int c = 0; c < MC_NCOLL; c++) {
+        int idx = force_index(c, mc_cfg()->alg[c]);
+        if (idx == -3) mc_warn("MCOLL_%s_ALG=%s: no such algorithm, using the default", mc_coll_name(c), mc_cfg()->alg[c]);
+        forced_idx[c] = idx == -3 ? FORCE_AUTO : idx;
+    }
+}
+
+int mc_sel_force(mc_coll_t c, const char *alg)
+{
+    pthread_once(&once, init);
+    int idx = force_index(c, alg);
+    if (idx == -3) return -1;
+    forced_idx[c] = idx;
+    return 0;
+}
+
 int mc_rule_count(void) { return NRULES; }
 const mc_rule_t *mc_rule_at(int i) { return i >= 0 && i < NRULES ? &rules[i] : NULL; }
 
@@ -73,35 +110,28 @@ static void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, cons
             alg ? alg->name : "pmpi", why, a->segsize, a->radix);
 }
 
-static const mc_alg_t *forced(mc_ctx_t *ctx, mc_args_t *a, int *declined)
-{
-    const char *name = mc_cfg_forced_alg(a->coll);
-    *declined = 0;
-    if (!name) return NULL;
-    const mc_alg_t *alg = mc_alg_find(a->coll, name);
-    set_params(a, NULL);
-    if (alg && mc_alg_applicable(alg, ctx, a)) return alg;
-    *declined = 1;
-    return NULL;
-}
-
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
 {
-    int declined;
-    const char *name = mc_cfg_forced_alg(a->coll);
-    if (name && !strcmp(name, "pmpi")) {
+    pthread_once(&once, init);
+    int idx = forced_idx[a->coll], declined = 0;
+    const mc_alg_t *alg;
+    if (idx == FORCE_PMPI) {
         explain(ctx, a, NULL, "forced");
         return NULL;
     }
-    const mc_alg_t *alg = forced(ctx, a, &declined);
-    if (alg) {
-        explain(ctx, a, alg, "forced");
-        return alg;
+    if (idx >= 0) {
+        alg = mc_alg_at(a->coll, idx);
+        set_params(a, NULL);
+        if (mc_alg_applicable(alg, ctx, a)) {
+            explain(ctx, a, alg, "forced");
+            return alg;
+        }
+        declined = 1;
     }
     for (int i = 0; i < NRULES; i++) {
         const mc_rule_t *r = &rules[i];
         if (r->coll != a->coll || a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
-        alg = mc_alg_find(a->coll, r->alg);
+        alg = rule_alg[i];
         set_params(a, r);
         if (alg && mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, declined ? "forced algorithm not applicable; default rule" : "default rule");

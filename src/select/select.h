@@ -7,6 +7,10 @@
 /* Chooses the algorithm for a call and fills a->segsize and a->radix. NULL: use PMPI. */
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a);
 
+/* Forces `alg` for collective c in this process: a registered name, "pmpi", or NULL/"auto"
+ * for the default selection. Returns 0, or -1 for an unknown name. Thread safe. */
+int mc_sel_force(mc_coll_t c, const char *alg);
+
 /* The default rule table, for mcoll-info and the README. */
 typedef struct mc_rule {
     mc_coll_t coll;
