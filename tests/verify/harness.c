@@ -1,0 +1,114 @@
+#include "harness.h"
+#include "mcoll.h"
+#include "core/mc.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+harness_t T;
+
+#define MAX_PRINTED 40   /* failure lines per process: enough to diagnose, not a flood */
+
+void tset_segsize(long seg)
+{
+    if (mcoll_set_segsize(T.coll, seg) != MPI_SUCCESS) tfail("mcoll_set_segsize(%ld) failed", seg);
+    T.seg = seg;
+}
+
+void tset_radix(int radix)
+{
+    if (mcoll_set_radix(T.coll, radix) != MPI_SUCCESS) tfail("mcoll_set_radix(%d) failed", radix);
+    T.radix = radix;
+}
+
+/* --verbose --verbose: each case with its duration (printed when the next one starts). */
+static void tcase_timing(const tcomm_t *c)
+{
+    static double last;
+    static char prev[sizeof T.label + 64];
+    double now = PMPI_Wtime();
+    if (last) printf("  %8.4fs %s\n", now - last, prev);
+    snprintf(prev, sizeof prev, "%s/%s %s", T.coll, T.alg, T.label);
+    last = now;
+    (void)c;
+}
+
+void tcase(const tcomm_t *c, const char *fmt, ...)
+{
+    va_list ap;
+    int n = snprintf(T.label, sizeof T.label, "comm=%s(p=%d) ", c->name, c->size);
+    if (T.seg >= 0) n += snprintf(T.label + n, sizeof T.label - (size_t)n, "seg=%ld ", T.seg);
+    if (T.radix >= 0) n += snprintf(T.label + n, sizeof T.label - (size_t)n, "radix=%d ", T.radix);
+    va_start(ap, fmt);
+    vsnprintf(T.label + n, sizeof T.label - (size_t)n, fmt, ap);
+    va_end(ap);
+    T.calls++;
+    if (T.verbose > 1 && T.wrank == 0) tcase_timing(c);
+}
+
+void tfail(const char *fmt, ...)
+{
+    T.fails++;
+    if (++T.printed > MAX_PRINTED) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("FAIL coll=%s alg=%s case=[%s] rank=%d: %s\n", T.coll, T.alg, T.label, T.wrank, msg);
+    if (T.printed == MAX_PRINTED) printf("FAIL rank=%d: further failures not printed\n", T.wrank);
+    fflush(stdout);
+}
+
+int tcheck_rc(int rc, const char *call)
+{
+    if (rc == MPI_SUCCESS) return 1;
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    PMPI_Error_string(rc, s, &len);
+    tfail("%s returned %d (%s)", call, rc, s);
+    return 0;
+}
+
+void talg(int noncommutative)
+{
+    const char *last = mcoll_last_alg(T.coll);
+    T.talgs++;
+    if (!last) {
+        tfail("mcoll_last_alg(\"%s\") is NULL after a call", T.coll);
+        return;
+    }
+    if (T.mode == ALG_AUTO) return;
+    int same = !strcmp(last, T.alg);
+    if (noncommutative && (T.alg_flags & MC_ALG_COMMUTATIVE_ONLY)) {
+        if (same) tfail("commutative-only algorithm ran for a non-commutative op");
+        return;
+    }
+    if (same) T.ran++;
+    else if (T.alg_has_ok) T.declined++;
+    else tfail("forced algorithm did not run: mcoll_last_alg = \"%s\"", last);
+}
+
+void tagree(const tcomm_t *c, uint64_t h, const char *what)
+{
+    uint64_t *all = xmalloc(sizeof *all * (size_t)c->size);
+    if (tcheck_rc(PMPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->comm), "PMPI_Allgather")) {
+        for (int r = 0; r < c->size; r++)
+            if (all[r] != h) {
+                tfail("%s differs between rank %d and rank %d of the comm", what, c->rank, r);
+                break;
+            }
+    }
+    free(all);
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "mcoll-verify: out of memory (%zu bytes)\n", n);
+        abort();
+    }
+    return p;
+}
