@@ -15,6 +15,8 @@ static void byte_args(mc_args_t *a, mc_coll_t c)
 
 int MPI_Barrier(MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int rc;
     byte_args(&a, MC_BARRIER);
@@ -79,6 +81,8 @@ static int uniform_run(mc_coll_t c, const void *sbuf, int scount, MPI_Datatype s
 int MPI_Allgather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_ALLGATHER);
@@ -91,6 +95,8 @@ int MPI_Allgather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbu
 int MPI_Alltoall(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_ALLTOALL);
@@ -111,6 +117,8 @@ static int counts_ok(const int *counts, const int *displs, int p)
 int MPI_Allgatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                    MC_CONST int rcounts[], MC_CONST int displs[], MPI_Datatype rtype, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     mc_dt_t sd, rd;
     mc_blocks_t b = {0};
@@ -149,6 +157,8 @@ int MPI_Alltoallv(MC_CONST void *sbuf, MC_CONST int scounts[], MC_CONST int sdis
                   MPI_Datatype stype, void *rbuf, MC_CONST int rcounts[], MC_CONST int rdispls[],
                   MPI_Datatype rtype, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     mc_dt_t sd, rd;
     mc_blocks_t sb = {0}, rb = {0};

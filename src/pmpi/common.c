@@ -71,6 +71,20 @@ int mc_raise(MPI_Comm comm, int rc)
     return rc;
 }
 
+int mc_precheck(MPI_Comm comm, int count, int *rc)
+{
+    if (comm == MPI_COMM_NULL) {
+        *rc = MPI_ERR_COMM;
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, *rc);
+        return 1;
+    }
+    if (count < 0) {
+        *rc = mc_raise(comm, MPI_ERR_COUNT);
+        return 1;
+    }
+    return 0;
+}
+
 int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
 {
     mc_ctx_t *ctx;

@@ -24,6 +24,11 @@ int mc_comm_ok(MPI_Comm comm);
  * user-defined op on an element-contiguous type. Sets *commute. */
 int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute);
 
+/* Errors some native MPIs crash on instead of reporting (a null communicator, a negative
+ * reduction count): mcoll raises them itself with the standard's class, on MPI_COMM_WORLD for
+ * a null communicator. Returns 1 when raised (*rc holds the code). */
+int mc_precheck(MPI_Comm comm, int count, int *rc);
+
 /* Runs the selected algorithm. Returns 1 when handled (*rc holds the result, already
  * passed to the error handler when not MPI_SUCCESS), 0 when the caller must fall back. */
 int mc_run(MPI_Comm comm, mc_args_t *a, int *rc);

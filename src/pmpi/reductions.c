@@ -29,6 +29,7 @@ int MPI_Allreduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
 {
     mc_args_t a;
     int rc;
+    if (mc_precheck(comm, count, &rc)) return rc;
     if (prep(&a, MC_ALLREDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0)) &&
         mc_run(comm, &a, &rc))
         return rc;
@@ -41,6 +42,7 @@ int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 {
     mc_args_t a;
     int rc, size, rank;
+    if (mc_precheck(comm, count, &rc)) return rc;
     if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0))) {
         PMPI_Comm_size(comm, &size);
         PMPI_Comm_rank(comm, &rank);
@@ -57,6 +59,7 @@ static int scan_like(mc_coll_t c, const void *sbuf, void *rbuf, int count, MPI_D
 {
     mc_args_t a;
     int rc;
+    if (mc_precheck(comm, count, &rc)) return rc;
     if (prep(&a, c, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0)) &&
         mc_run(comm, &a, &rc))
         return rc;
@@ -80,6 +83,7 @@ int MPI_Reduce_scatter_block(MC_CONST void *sbuf, void *rbuf, int count, MPI_Dat
 {
     mc_args_t a;
     int rc, size = 0;
+    if (mc_precheck(comm, count, &rc)) return rc;
     if (mc_comm_ok(comm)) PMPI_Comm_size(comm, &size);
     size_t total = (size_t)(count > 0 ? count : 0) * (size_t)size;
     if (size && total <= INT_MAX && prep(&a, MC_REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm, total) &&
@@ -111,6 +115,7 @@ int MPI_Reduce_scatter(MC_CONST void *sbuf, void *rbuf, MC_CONST int rcounts[], 
     mc_args_t a = {.coll = MC_REDUCE_SCATTER};
     size_t *cnt = NULL, *dsp = NULL, total = 0;
     int rc, size = 0, rank, handled = 0;
+    if (mc_precheck(comm, 0, &rc)) return rc;
     if (mc_comm_ok(comm) && rcounts) {
         PMPI_Comm_size(comm, &size);
         PMPI_Comm_rank(comm, &rank);

@@ -28,6 +28,8 @@ static int comm_root_ok(MPI_Comm comm, int root, int *size, int *rank)
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     mc_dt_t d;
     void *view, *tmp = NULL;
@@ -105,6 +107,8 @@ out:
 int MPI_Gather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                MPI_Datatype rtype, int root, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_GATHER);
@@ -118,6 +122,8 @@ int MPI_Gather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
 int MPI_Scatter(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                 MPI_Datatype rtype, int root, MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_SCATTER);
@@ -197,6 +203,8 @@ int MPI_Gatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
                 MC_CONST int rcounts[], MC_CONST int displs[], MPI_Datatype rtype, int root,
                 MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_GATHERV);
@@ -211,6 +219,8 @@ int MPI_Scatterv(MC_CONST void *sbuf, MC_CONST int scounts[], MC_CONST int displ
                  MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm)
 {
+    int pre_rc;
+    if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
     byte_args(&a, MC_SCATTERV);

@@ -94,8 +94,32 @@ static const char *class_name(int rc)
     return buf;
 }
 
+static const char *native_crashes(int c, int bad);
+
+/* A call the native MPI crashes on: mcoll raises the standard's class itself (MPI_ERR_COMM
+ * for a null communicator, MPI_ERR_COUNT for a negative count), once. */
+static void mcoll_only(int c, int bad, int handler_mode, args_t *a)
+{
+    make_args(a, bad, size);
+    handler_calls = 0;
+    int rc = call(c, a, 0), cls = rc, want = bad == BAD_COMM ? MPI_ERR_COMM : MPI_ERR_COUNT;
+    PMPI_Error_class(rc, &cls);
+    if (cls != want || (handler_mode && handler_calls != 1)) {
+        failures++;
+        printf("FAIL rank=%d %s with %s: mcoll returned %s (handler called %d times), want %s once\n",
+               rank, colls[c].name, bad_names[bad], class_name(rc), handler_calls, class_name(want));
+    } else if (rank == 0 && handler_mode == 0) {
+        printf("ok %-22s %-18s -> %s  (native crashes: %s)\n", colls[c].name, bad_names[bad],
+               class_name(rc), native_crashes(c, bad));
+    }
+}
+
 static void one(int c, int bad, int handler_mode, args_t *a)
 {
+    if (native_crashes(c, bad)) {
+        mcoll_only(c, bad, handler_mode, a);
+        return;
+    }
     make_args(a, bad, size);
     handler_calls = 0;
     int rc_m = call(c, a, 0), calls_m = handler_calls;
@@ -121,7 +145,7 @@ static void one(int c, int bad, int handler_mode, args_t *a)
 }
 
 /* Calls the native library itself crashes on (found by probing each case in its own
- * process): mcoll hands invalid calls to the native MPI, so they cannot be compared. */
+ * process): they cannot be compared with the native result, so mcoll_only() checks them. */
 static const char *native_crashes(int c, int bad)
 {
 #if defined(OMPI_MAJOR_VERSION)
@@ -174,10 +198,7 @@ int main(int argc, char **argv)
         PMPI_Comm_set_errhandler(MPI_COMM_WORLD, mode ? counting : MPI_ERRORS_RETURN);
         for (int c = 0; c < NCOLLS; c++)
             for (int bad = 0; bad < NBAD; bad++)
-                if (!applicable(colls[c].flags, bad)) continue;
-                else if (native_crashes(c, bad) && rank == 0 && mode == 0)
-                    printf("skip %-20s %-18s (%s)\n", colls[c].name, bad_names[bad], native_crashes(c, bad));
-                else if (!native_crashes(c, bad)) one(c, bad, mode, &a);
+                if (applicable(colls[c].flags, bad)) one(c, bad, mode, &a);
     }
     PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     PMPI_Errhandler_free(&counting);
