@@ -12,7 +12,7 @@
 #define SEG_VARS(UP, lo)                                                                     \
     {"MCOLL_" UP "_SEGSIZE", MC_CFG_SIZE, "", "segment size in bytes for " lo " (0 = unsegmented; k/M suffix)"},
 #define RADIX_VARS(UP, lo)                                                                   \
-    {"MCOLL_" UP "_RADIX", MC_CFG_INT, "", "tree fan-out for " lo " (k-chain / k-ary trees)"},
+    {"MCOLL_" UP "_RADIX", MC_CFG_INT, "", "number of chains of the k-chain " lo " tree (>= 2)"},
 
 static const mc_cfg_var_t vars[] = {
     {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
@@ -25,7 +25,9 @@ static const mc_cfg_var_t vars[] = {
     COLL_VARS("SCATTER", "scatter") COLL_VARS("SCATTERV", "scatterv") COLL_VARS("ALLTOALL", "alltoall")
     COLL_VARS("ALLTOALLV", "alltoallv") COLL_VARS("SCAN", "scan") COLL_VARS("EXSCAN", "exscan")
     SEG_VARS("BCAST", "bcast") SEG_VARS("REDUCE", "reduce") SEG_VARS("ALLREDUCE", "allreduce")
-    RADIX_VARS("REDUCE", "reduce") RADIX_VARS("BCAST", "bcast")
+    SEG_VARS("REDUCE_SCATTER", "reduce_scatter") SEG_VARS("REDUCE_SCATTER_BLOCK", "reduce_scatter_block")
+    SEG_VARS("SCAN", "scan") SEG_VARS("EXSCAN", "exscan")
+    RADIX_VARS("REDUCE", "reduce")
 };
 #define NVARS ((int)(sizeof vars / sizeof vars[0]))
 
