@@ -33,6 +33,7 @@ static const mc_cfg_var_t vars[] = {
 
 static mc_config_t cfg;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_int loaded; /* fast path: every collective call reads the config */
 static _Atomic long seg_override[MC_NCOLL];
 static _Atomic int radix_override[MC_NCOLL];
 
@@ -97,11 +98,12 @@ static void load(void)
         radix_override[c] = -2;
     }
     for (int i = 0; i < NVARS; i++) load_one(&vars[i]);
+    atomic_store_explicit(&loaded, 1, memory_order_release);
 }
 
 const mc_config_t *mc_cfg(void)
 {
-    pthread_once(&once, load);
+    if (!atomic_load_explicit(&loaded, memory_order_acquire)) pthread_once(&once, load);
     return &cfg;
 }
 

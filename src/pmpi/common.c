@@ -57,12 +57,25 @@ static int op_classes(MPI_Op op)
     return -1;
 }
 
+/* The last predefined (op, type) pair checked by this thread: both are never freed, so the
+ * answer cannot go stale (user-defined handles may be reused and are not cached). */
+static _Thread_local struct { MPI_Op op; MPI_Datatype t; int ok; } last_predef;
+
 int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute)
 {
     if (op == MPI_OP_NULL || !d->elem_ok) return 0;
+    if (last_predef.op == op && last_predef.t == t && op != MPI_OP_NULL) {
+        *commute = 1; /* every predefined op is commutative */
+        return last_predef.ok;
+    }
     int cls = op_classes(op);
-    if (cls == 0 || (cls > 0 && !(cls & type_class(t)))) return 0;
-    return PMPI_Op_commutative(op, commute) == MPI_SUCCESS;
+    if (cls < 0) return PMPI_Op_commutative(op, commute) == MPI_SUCCESS;
+    *commute = 1;
+    int ok = cls != 0 && (cls & type_class(t)) != 0;
+    last_predef.op = op;
+    last_predef.t = t;
+    last_predef.ok = ok;
+    return ok;
 }
 
 int mc_raise(MPI_Comm comm, int rc)

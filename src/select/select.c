@@ -24,8 +24,8 @@ static const mc_rule_t rules[] = {
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB},
     {MC_REDUCE, ANY, 0, "binomial", 64 * KiB},
     {MC_ALLREDUCE, 16 * KiB, 0, "recursive_doubling", 0},
-    {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},
-    {MC_ALLREDUCE, ANY, 0, "ring", 0},
+    {MC_ALLREDUCE, ANY, 0, "ring", 0},           /* commutative ops */
+    {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},   /* keeps rank order */
     {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0},
     {MC_REDUCE_SCATTER, 16 * KiB, 0, "recursive_halving", 0},
     {MC_REDUCE_SCATTER, ANY, 0, "ring", 0},
@@ -52,8 +52,10 @@ static const mc_rule_t rules[] = {
 };
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
-/* Rules resolved to registry entries once, so a call costs no string compares. */
+/* Rules resolved to registry entries once, so a call costs no string compares; each
+ * collective scans only its own rows [first, last). */
 static const mc_alg_t *rule_alg[NRULES];
+static int first_rule[MC_NCOLL], last_rule[MC_NCOLL];
 
 /* Forced algorithm per collective: an index into the registry, or one of these. */
 enum { FORCE_AUTO = -2, FORCE_PMPI = -1 };
@@ -70,7 +72,12 @@ static int force_index(mc_coll_t c, const char *alg)
 
 static void init(void)
 {
-    for (int i = 0; i < NRULES; i++) rule_alg[i] = mc_alg_find(rules[i].coll, rules[i].alg);
+    for (int c = 0; c < MC_NCOLL; c++) first_rule[c] = last_rule[c] = 0;
+    for (int i = NRULES - 1; i >= 0; i--) {
+        rule_alg[i] = mc_alg_find(rules[i].coll, rules[i].alg);
+        if (!last_rule[rules[i].coll]) last_rule[rules[i].coll] = i + 1;
+        first_rule[rules[i].coll] = i;
+    }
     for (int c = 0; c < MC_NCOLL; c++) {
         int idx = force_index(c, mc_cfg()->alg[c]);
         if (idx == -3) mc_warn("MCOLL_%s_ALG=%s: no such algorithm, using the default", mc_coll_name(c), mc_cfg()->alg[c]);
@@ -128,9 +135,9 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
         }
         declined = 1;
     }
-    for (int i = 0; i < NRULES; i++) {
+    for (int i = first_rule[a->coll]; i < last_rule[a->coll]; i++) {
         const mc_rule_t *r = &rules[i];
-        if (r->coll != a->coll || a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
+        if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
         alg = rule_alg[i];
         set_params(a, r);
         if (alg && mc_alg_applicable(alg, ctx, a)) {
