@@ -83,7 +83,10 @@ typedef struct mc_args {
     const size_t *scounts, *sdispls;   /* send side of alltoallv */
     long segsize;           /* bytes, 0 = unsegmented */
     int radix;
-    size_t bytes;           /* this rank's payload, for stats and selection */
+    size_t bytes;           /* payload for stats and selection: bytes per rank of the
+                             * collective's natural message (allreduce/reduce_scatter: the
+                             * whole input vector; allgather: one block; alltoall: one
+                             * destination's block; alltoallv: all bytes sent) */
 } mc_args_t;
 
 /* ---------------------------------------------------------------- registry */

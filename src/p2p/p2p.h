@@ -40,8 +40,9 @@ static inline char *mc_elem(const void *buf, size_t i, const mc_args_t *a)
 
 /* ---------------------------------------------------------------- trees */
 /* Trees are built in "virtual rank" space (vrank = (rank - root) mod size, root = 0) and
- * returned in real ranks. Children are listed largest subtree first (what a broadcast wants
- * to send first); iterate backwards for smallest first. */
+ * returned in real ranks. Binomial children are listed by decreasing mask (vrank + 2^k for
+ * k descending): for a power-of-two size that is largest subtree first; iterate backwards
+ * for increasing vranks (what a rank-order reduction combines in). */
 #define MC_TREE_MAX 64
 typedef struct mc_tree {
     int parent;             /* -1 at the root */
