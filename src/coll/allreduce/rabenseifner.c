@@ -24,20 +24,7 @@ static int halve_and_double(mc_ctx_t *ctx, const mc_args_t *a, const mc_fold_t *
 
 static int allreduce_rabenseifner(mc_ctx_t *ctx, const mc_args_t *a)
 {
-    mc_fold_t f;
-    int cur = 0, rc = MPI_SUCCESS;
-    if (!a->count) return MPI_SUCCESS;
-    mc_rs_copy(a->rbuf, a->sbuf, a->count, a);
-    if (ctx->size == 1) return MPI_SUCCESS;
-    mc_fold_init(&f, ctx->size, ctx->rank);
-    void *tmp = f.v >= 0 ? mc_tmp_elems(a->count, a) : NULL;
-    if (f.v >= 0 && !tmp) return MPI_ERR_NO_MEM;
-    void *buf[2] = {a->rbuf, tmp};
-    rc = mc_fold_in(ctx, a, &f, buf, &cur, a->count);
-    if (rc == MPI_SUCCESS && f.v >= 0) rc = halve_and_double(ctx, a, &f, buf, &cur);
-    if (rc == MPI_SUCCESS) rc = mc_fold_out(ctx, a, &f, a->rbuf, a->count);
-    mc_free(tmp);
-    return rc;
+    return mc_fold_allreduce(ctx, a, halve_and_double);
 }
 
 /* k = log2 q, f = [p != q]: halving k*alpha + (q-1)/q*m*(beta + gamma), doubling

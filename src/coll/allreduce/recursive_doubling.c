@@ -13,26 +13,13 @@ static int exchange_all(mc_ctx_t *ctx, const mc_args_t *a, const mc_fold_t *f, v
         if (rc == MPI_SUCCESS) rc = mc_rs_combine(buf, cur, 0, a->count, !(f->v >> i & 1), a);
         if (rc != MPI_SUCCESS) return rc;
     }
+    mc_rs_copy(a->rbuf, buf[*cur], a->count, a);
     return MPI_SUCCESS;
 }
 
 static int allreduce_recursive_doubling(mc_ctx_t *ctx, const mc_args_t *a)
 {
-    mc_fold_t f;
-    int cur = 0, rc = MPI_SUCCESS;
-    if (!a->count) return MPI_SUCCESS;
-    mc_rs_copy(a->rbuf, a->sbuf, a->count, a);
-    if (ctx->size == 1) return MPI_SUCCESS;
-    mc_fold_init(&f, ctx->size, ctx->rank);
-    void *tmp = f.v >= 0 ? mc_tmp_elems(a->count, a) : NULL;
-    if (f.v >= 0 && !tmp) return MPI_ERR_NO_MEM;
-    void *buf[2] = {a->rbuf, tmp};
-    rc = mc_fold_in(ctx, a, &f, buf, &cur, a->count);
-    if (rc == MPI_SUCCESS && f.v >= 0) rc = exchange_all(ctx, a, &f, buf, &cur);
-    if (rc == MPI_SUCCESS) mc_rs_copy(a->rbuf, buf[cur], a->count, a);
-    if (rc == MPI_SUCCESS) rc = mc_fold_out(ctx, a, &f, a->rbuf, a->count);
-    mc_free(tmp);
-    return rc;
+    return mc_fold_allreduce(ctx, a, exchange_all);
 }
 
 /* k = log2 q, f = [p != q]: every exchange is alpha + m*beta + m*gamma; the fold adds one

@@ -202,3 +202,21 @@ double mc_rs_halving_cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     if (q != in->p) t += 2 * h->alpha + in->m * (h->beta + h->gamma) + in->m / in->p * h->beta;
     return t;
 }
+
+int mc_fold_allreduce(mc_ctx_t *ctx, const mc_args_t *a, mc_fold_core_fn core)
+{
+    mc_fold_t f;
+    int cur = 0, rc;
+    if (!a->count) return MPI_SUCCESS;
+    mc_rs_copy(a->rbuf, a->sbuf, a->count, a);
+    if (ctx->size == 1) return MPI_SUCCESS;
+    mc_fold_init(&f, ctx->size, ctx->rank);
+    void *tmp = f.v >= 0 ? mc_tmp_elems(a->count, a) : NULL;
+    if (f.v >= 0 && !tmp) return MPI_ERR_NO_MEM;
+    void *buf[2] = {a->rbuf, tmp};
+    rc = mc_fold_in(ctx, a, &f, buf, &cur, a->count);
+    if (rc == MPI_SUCCESS && f.v >= 0) rc = core(ctx, a, &f, buf, &cur);
+    if (rc == MPI_SUCCESS) rc = mc_fold_out(ctx, a, &f, a->rbuf, a->count);
+    mc_free(tmp);
+    return rc;
+}

@@ -39,6 +39,12 @@ static inline int mc_fold_first(const mc_fold_t *f, int v) { return v < f->rem ?
 int mc_fold_in(mc_ctx_t *ctx, const mc_args_t *a, const mc_fold_t *f, void *buf[2], int *cur, size_t n);
 int mc_fold_out(mc_ctx_t *ctx, const mc_args_t *a, const mc_fold_t *f, void *buf, size_t n);
 
+/* An allreduce over the folded power-of-two group: copies sbuf to rbuf, folds the extra
+ * ranks in, runs `core` on the q participants (it must leave the result in a->rbuf), and
+ * sends the result back out to the folded ranks. */
+typedef int (*mc_fold_core_fn)(mc_ctx_t *ctx, const mc_args_t *a, const mc_fold_t *f, void *buf[2], int *cur);
+int mc_fold_allreduce(mc_ctx_t *ctx, const mc_args_t *a, mc_fold_core_fn core);
+
 /* Slot range [*lo, *lo + *len) that virtual rank v owns after `levels` halving steps of
  * the distance-doubling schedule (bit i of v picks the half at step i). After all k steps
  * it is the single slot bitrev_k(v). */
