@@ -11,8 +11,9 @@
 #define MiB ((size_t)1 << 20)
 
 /* Default decisions until the model-built rules replace them: the first row of the
- * collective whose limits cover the call and whose algorithm applies wins. Thresholds are
- * from measurements at 2..8 ranks on the development machine (see README). */
+ * collective whose limits cover the call and whose algorithm applies wins. The allreduce and
+ * reduce-scatter switch points come from `mcoll-bench --alg all` at 2 ranks (README); the
+ * others are the classic latency-vs-bandwidth choices, not yet measured at more ranks. */
 static const mc_rule_t rules[] = {
     {MC_BARRIER, ANY, 0, "recursive_doubling", 0},
     {MC_BCAST, ANY, 2, "binomial", 0},
@@ -23,13 +24,13 @@ static const mc_rule_t rules[] = {
     {MC_REDUCE, ANY, 2, "binomial", 0},
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB},
     {MC_REDUCE, ANY, 0, "binomial", 64 * KiB},
-    {MC_ALLREDUCE, 16 * KiB, 0, "recursive_doubling", 0},
+    {MC_ALLREDUCE, 8 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLREDUCE, ANY, 0, "ring", 0},           /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},   /* keeps rank order */
     {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0},
-    {MC_REDUCE_SCATTER, 16 * KiB, 0, "recursive_halving", 0},
+    {MC_REDUCE_SCATTER, 2 * KiB, 0, "recursive_halving", 0},
     {MC_REDUCE_SCATTER, ANY, 0, "ring", 0},
-    {MC_REDUCE_SCATTER_BLOCK, 16 * KiB, 0, "recursive_halving", 0},
+    {MC_REDUCE_SCATTER_BLOCK, 2 * KiB, 0, "recursive_halving", 0},
     {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "ring", 0},
     {MC_ALLGATHER, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLGATHER, ANY, 0, "ring", 0},
