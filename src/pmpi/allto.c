@@ -3,23 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void byte_args(mc_args_t *a, mc_coll_t c)
-{
-    memset(a, 0, sizeof *a);
-    a->coll = c;
-    a->dtype = MPI_BYTE;
-    a->extent = 1;
-    a->op = MPI_OP_NULL;
-    a->commute = 1;
-}
-
 int MPI_Barrier(MPI_Comm comm)
 {
     int pre_rc;
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int rc;
-    byte_args(&a, MC_BARRIER);
+    mc_byte_args(&a, MC_BARRIER);
     if (mc_comm_ok(comm) && mc_run(comm, &a, &rc)) return rc;
     mc_fallback(MC_BARRIER, 0);
     return PMPI_Barrier(comm);
@@ -85,7 +75,7 @@ int MPI_Allgather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbu
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_ALLGATHER);
+    mc_byte_args(&a, MC_ALLGATHER);
     int rc = uniform_run(MC_ALLGATHER, sbuf, scount, stype, rbuf, rcount, rtype, comm, &a, &handled);
     if (handled) return rc;
     mc_fallback(MC_ALLGATHER, a.bytes);
@@ -99,19 +89,11 @@ int MPI_Alltoall(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_ALLTOALL);
+    mc_byte_args(&a, MC_ALLTOALL);
     int rc = uniform_run(MC_ALLTOALL, sbuf, scount, stype, rbuf, rcount, rtype, comm, &a, &handled);
     if (handled) return rc;
     mc_fallback(MC_ALLTOALL, a.bytes);
     return PMPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm);
-}
-
-static int counts_ok(const int *counts, const int *displs, int p)
-{
-    if (!counts || !displs) return 0;
-    for (int i = 0; i < p; i++)
-        if (counts[i] < 0) return 0;
-    return 1;
 }
 
 int MPI_Allgatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
@@ -124,8 +106,8 @@ int MPI_Allgatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rb
     mc_blocks_t b = {0};
     void *sview = NULL, *stmp = NULL;
     int size, rank, rc = MPI_SUCCESS, handled = 0, in_place = sbuf == MPI_IN_PLACE;
-    byte_args(&a, MC_ALLGATHERV);
-    if (comm_size(comm, &size, &rank) && mc_dt_get(rtype, &rd) && counts_ok(rcounts, displs, size) &&
+    mc_byte_args(&a, MC_ALLGATHERV);
+    if (comm_size(comm, &size, &rank) && mc_dt_get(rtype, &rd) && mc_counts_ok(rcounts, displs, size) &&
         (in_place || (scount >= 0 && mc_dt_get(stype, &sd)))) {
         rc = mc_blocks_make(&b, size, rcounts, displs, rbuf, &rd);
         if (rc == MPI_SUCCESS && in_place)
@@ -163,7 +145,7 @@ int MPI_Alltoallv(MC_CONST void *sbuf, MC_CONST int scounts[], MC_CONST int sdis
     mc_dt_t sd, rd;
     mc_blocks_t sb = {0}, rb = {0};
     int size, rank, rc = MPI_SUCCESS, handled = 0, in_place = sbuf == MPI_IN_PLACE;
-    byte_args(&a, MC_ALLTOALLV);
+    mc_byte_args(&a, MC_ALLTOALLV);
     if (in_place) {
         sbuf = rbuf;
         scounts = rcounts;
@@ -171,7 +153,7 @@ int MPI_Alltoallv(MC_CONST void *sbuf, MC_CONST int scounts[], MC_CONST int sdis
         stype = rtype;
     }
     if (comm_size(comm, &size, &rank) && mc_dt_get(rtype, &rd) && mc_dt_get(stype, &sd) &&
-        counts_ok(rcounts, rdispls, size) && counts_ok(scounts, sdispls, size)) {
+        mc_counts_ok(rcounts, rdispls, size) && mc_counts_ok(scounts, sdispls, size)) {
         if (in_place) sd.contig = 0; /* forces a packed copy of the send side */
         rc = mc_blocks_make(&sb, size, scounts, sdispls, sbuf, &sd);
         if (rc == MPI_SUCCESS) rc = mc_blocks_pack(&sb, size, scounts, sdispls, sbuf, stype, comm);

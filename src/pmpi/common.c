@@ -200,3 +200,21 @@ void mc_blocks_free(mc_blocks_t *b)
     b->cnt = b->dsp = NULL;
     b->tmp = NULL;
 }
+
+void mc_byte_args(mc_args_t *a, mc_coll_t c)
+{
+    memset(a, 0, sizeof *a);
+    a->coll = c;
+    a->dtype = MPI_BYTE;
+    a->extent = 1;
+    a->op = MPI_OP_NULL;
+    a->commute = 1;
+}
+
+int mc_counts_ok(const int *counts, const int *displs, int p)
+{
+    if (!counts || !displs) return 0;
+    for (int i = 0; i < p; i++)
+        if (counts[i] < 0) return 0;
+    return 1;
+}

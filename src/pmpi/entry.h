@@ -29,6 +29,11 @@ int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute);
  * a null communicator. Returns 1 when raised (*rc holds the code). */
 int mc_precheck(MPI_Comm comm, int count, int *rc);
 
+/* Arguments of a data-movement collective: bytes, no op. */
+void mc_byte_args(mc_args_t *a, mc_coll_t c);
+/* v-collective counts present and non-negative. */
+int mc_counts_ok(const int *counts, const int *displs, int p);
+
 /* Runs the selected algorithm. Returns 1 when handled (*rc holds the result, already
  * passed to the error handler when not MPI_SUCCESS), 0 when the caller must fall back. */
 int mc_run(MPI_Comm comm, mc_args_t *a, int *rc);

@@ -5,16 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void byte_args(mc_args_t *a, mc_coll_t c)
-{
-    memset(a, 0, sizeof *a);
-    a->coll = c;
-    a->dtype = MPI_BYTE;
-    a->extent = 1;
-    a->op = MPI_OP_NULL;
-    a->commute = 1;
-}
-
 /* Valid (count, type) pair; fills d. */
 static int typed_ok(int count, MPI_Datatype t, mc_dt_t *d) { return count >= 0 && mc_dt_get(t, d); }
 
@@ -34,7 +24,7 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     mc_dt_t d;
     void *view, *tmp = NULL;
     int rc = MPI_SUCCESS, size, rank, handled = 0;
-    byte_args(&a, MC_BCAST);
+    mc_byte_args(&a, MC_BCAST);
     if (comm_root_ok(comm, root, &size, &rank) && typed_ok(count, dt, &d) &&
         (a.bytes = (size_t)count * (size_t)d.size) <= INT_MAX) {
         rc = mc_view(buf, (size_t)count, dt, &d, rank == root, comm, &view, &tmp);
@@ -111,7 +101,7 @@ int MPI_Gather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, 
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_GATHER);
+    mc_byte_args(&a, MC_GATHER);
     gs_t g = {sbuf, scount, stype, rbuf, rcount, rtype, sbuf == MPI_IN_PLACE};
     int rc = gs_run(MC_GATHER, &g, root, comm, &a, &handled);
     if (handled) return rc;
@@ -126,7 +116,7 @@ int MPI_Scatter(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_SCATTER);
+    mc_byte_args(&a, MC_SCATTER);
     gs_t g = {rbuf, rcount, rtype, (void *)sbuf, scount, stype, rbuf == MPI_IN_PLACE};
     int rc = gs_run(MC_SCATTER, &g, root, comm, &a, &handled);
     if (handled) return rc;
@@ -141,14 +131,6 @@ typedef struct {
     int in_place;
 } gsv_t;
 
-static int counts_ok(const int *counts, const int *displs, int p)
-{
-    if (!counts || !displs) return 0;
-    for (int i = 0; i < p; i++)
-        if (counts[i] < 0) return 0;
-    return 1;
-}
-
 static int gsv_run(mc_coll_t c, gsv_t *g, int root, MPI_Comm comm, mc_args_t *a, int *handled)
 {
     mc_dt_t od, md;
@@ -158,7 +140,7 @@ static int gsv_run(mc_coll_t c, gsv_t *g, int root, MPI_Comm comm, mc_args_t *a,
     *handled = 0;
     if (!comm_root_ok(comm, root, &size, &rank)) return rc;
     int is_root = rank == root;
-    if (is_root && !(mc_dt_get(g->many_t, &md) && counts_ok(g->counts, g->displs, size))) return rc;
+    if (is_root && !(mc_dt_get(g->many_t, &md) && mc_counts_ok(g->counts, g->displs, size))) return rc;
     if (!(is_root && g->in_place) && !typed_ok(g->one_count, g->one_t, &od)) return rc;
     if (!is_root && g->in_place) return rc;
     if (is_root) {
@@ -207,7 +189,7 @@ int MPI_Gatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_GATHERV);
+    mc_byte_args(&a, MC_GATHERV);
     gsv_t g = {sbuf, scount, stype, rbuf, rcounts, displs, rtype, sbuf == MPI_IN_PLACE};
     int rc = gsv_run(MC_GATHERV, &g, root, comm, &a, &handled);
     if (handled) return rc;
@@ -223,7 +205,7 @@ int MPI_Scatterv(MC_CONST void *sbuf, MC_CONST int scounts[], MC_CONST int displ
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int handled;
-    byte_args(&a, MC_SCATTERV);
+    mc_byte_args(&a, MC_SCATTERV);
     gsv_t g = {rbuf, rcount, rtype, (void *)sbuf, scounts, displs, stype, rbuf == MPI_IN_PLACE};
     int rc = gsv_run(MC_SCATTERV, &g, root, comm, &a, &handled);
     if (handled) return rc;
