@@ -25,6 +25,15 @@ int mc_sendrecv(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int
                          MC_TAG(c), COMM(ctx), MPI_STATUS_IGNORE);
 }
 
+int mc_sendrecv_nz(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int src,
+                   mc_coll_t c, const mc_ctx_t *ctx)
+{
+    if (sn && rn) return mc_sendrecv(sbuf, sn, dst, rbuf, rn, src, c, ctx);
+    if (sn) return mc_send(sbuf, sn, dst, c, ctx);
+    if (rn) return mc_recv(rbuf, rn, src, c, ctx);
+    return MPI_SUCCESS;
+}
+
 int mc_isend(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r)
 {
     if (too_big(n)) return MPI_ERR_COUNT;

@@ -9,6 +9,11 @@ int mc_send(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx
 int mc_recv(void *buf, size_t n, int src, mc_coll_t c, const mc_ctx_t *ctx);
 int mc_sendrecv(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int src,
                 mc_coll_t c, const mc_ctx_t *ctx);
+/* mc_sendrecv that skips an empty direction (both sides know the sizes, so a zero-byte
+ * message is never needed to match). A one-way step stays blocking-safe when the peer posts
+ * the matching receive in the same step. */
+int mc_sendrecv_nz(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int src,
+                   mc_coll_t c, const mc_ctx_t *ctx);
 int mc_isend(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r);
 int mc_irecv(void *buf, size_t n, int src, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r);
 

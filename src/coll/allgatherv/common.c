@@ -14,17 +14,6 @@ mc_agv_t mc_agv_of_allgatherv(const mc_args_t *a)
     return v;
 }
 
-/* Blocking halves are safe: whoever sends alone targets a rank that posts the matching
- * receive in the same step. */
-int mc_agv_xchg(const void *sb, size_t sn, int dst, void *rb, size_t rn, int src, mc_coll_t c,
-                const mc_ctx_t *ctx)
-{
-    if (sn && rn) return mc_sendrecv(sb, sn, dst, rb, rn, src, c, ctx);
-    if (sn) return mc_send(sb, sn, dst, c, ctx);
-    if (rn) return mc_recv(rb, rn, src, c, ctx);
-    return MPI_SUCCESS;
-}
-
 /* ---------------------------------------------------------------- ring */
 /* Step s forwards the block received in step s-1 (own block first): after p-1 steps every
  * block has travelled around the ring. */
@@ -34,7 +23,7 @@ int mc_agv_ring(const mc_ctx_t *ctx, const mc_agv_t *v)
     mc_copy(v->rbuf + mc_agv_disp(v, r), v->sbuf, mc_agv_len(v, r));
     for (int s = 0; s < p - 1; s++) {
         int sb = (r - s + p) % p, rb = (r - s - 1 + p) % p;
-        int rc = mc_agv_xchg(v->rbuf + mc_agv_disp(v, sb), mc_agv_len(v, sb), right,
+        int rc = mc_sendrecv_nz(v->rbuf + mc_agv_disp(v, sb), mc_agv_len(v, sb), right,
                              v->rbuf + mc_agv_disp(v, rb), mc_agv_len(v, rb), left, v->coll, ctx);
         if (rc != MPI_SUCCESS) return rc;
     }
@@ -66,7 +55,7 @@ static int recdbl_pof2(const mc_ctx_t *ctx, const fold_t *f, int u, mc_coll_t c)
 {
     for (int mask = 1; mask < f->pof2; mask <<= 1) {
         int pu = u ^ mask, g = u & ~(mask - 1), pg = pu & ~(mask - 1), peer = rep_real(f, pu);
-        int rc = mc_agv_xchg(run_ptr(f, g), run_len(f, g, mask), peer, run_ptr(f, pg),
+        int rc = mc_sendrecv_nz(run_ptr(f, g), run_len(f, g, mask), peer, run_ptr(f, pg),
                              run_len(f, pg, mask), peer, c, ctx);
         if (rc != MPI_SUCCESS) return rc;
     }
@@ -79,17 +68,17 @@ static int recdbl_folded(const mc_ctx_t *ctx, const fold_t *f, int p, mc_coll_t 
     int r = ctx->rank, rc;
     const size_t *pre = f->pre;
     if (r < 2 * f->rem && r % 2 == 0) {
-        rc = mc_agv_xchg(f->work + pre[r], pre[r + 1] - pre[r], r + 1, NULL, 0, r + 1, c, ctx);
+        rc = mc_sendrecv_nz(f->work + pre[r], pre[r + 1] - pre[r], r + 1, NULL, 0, r + 1, c, ctx);
         if (rc != MPI_SUCCESS) return rc;
-        return mc_agv_xchg(NULL, 0, r + 1, f->work, pre[p], r + 1, c, ctx);
+        return mc_sendrecv_nz(NULL, 0, r + 1, f->work, pre[p], r + 1, c, ctx);
     }
     if (r < 2 * f->rem) {
-        rc = mc_agv_xchg(NULL, 0, r - 1, f->work + pre[r - 1], pre[r] - pre[r - 1], r - 1, c, ctx);
+        rc = mc_sendrecv_nz(NULL, 0, r - 1, f->work + pre[r - 1], pre[r] - pre[r - 1], r - 1, c, ctx);
         if (rc != MPI_SUCCESS) return rc;
     }
     rc = recdbl_pof2(ctx, f, r < 2 * f->rem ? r / 2 : r - f->rem, c);
     if (rc != MPI_SUCCESS || r >= 2 * f->rem) return rc;
-    return mc_agv_xchg(f->work, pre[p], r - 1, NULL, 0, r - 1, c, ctx);
+    return mc_sendrecv_nz(f->work, pre[p], r - 1, NULL, 0, r - 1, c, ctx);
 }
 
 /* True when the non-empty blocks sit in rank order without gaps, so rbuf itself can be the

@@ -30,10 +30,6 @@ mc_agv_t mc_agv_of_allgatherv(const mc_args_t *a);
 int mc_agv_ring(const mc_ctx_t *ctx, const mc_agv_t *v);
 int mc_agv_recdbl(const mc_ctx_t *ctx, const mc_agv_t *v);
 
-/* Send sn bytes to dst while receiving rn bytes from src; an empty side is skipped (both
- * ends know every size, so they skip the same messages). */
-int mc_agv_xchg(const void *sb, size_t sn, int dst, void *rb, size_t rn, int src, mc_coll_t c,
-                const mc_ctx_t *ctx);
 
 /* Hockney costs, shared with allgather (m = bytes per rank). */
 double mc_agv_ring_cost(const mc_hockney_t *h, const mc_cost_in_t *in);

@@ -67,10 +67,7 @@ static int xchg(const mc_ctx_t *ctx, const mc_a2av_t *v, int dst, int src)
     size_t sn = mc_a2av_slen(v, dst), rn = mc_a2av_rlen(v, src);
     const char *sb = mc_a2av_sptr(v, dst);
     char *rb = mc_a2av_rptr(v, src);
-    if (sn && rn) return mc_sendrecv(sb, sn, dst, rb, rn, src, v->coll, ctx);
-    if (sn) return mc_send(sb, sn, dst, v->coll, ctx);
-    if (rn) return mc_recv(rb, rn, src, v->coll, ctx);
-    return MPI_SUCCESS;
+    return mc_sendrecv_nz(sb, sn, dst, rb, rn, src, v->coll, ctx);
 }
 
 /* Step i sends to r+i and receives from r-i: one message in and one out per rank and step.
