@@ -56,6 +56,12 @@ typedef struct mc_tree {
 } mc_tree_t;
 
 void mc_tree_binomial(mc_tree_t *t, int rank, int size, int root);
+/* Vranks in the binomial subtree of vrank v: the contiguous range [v, v + span). */
+static inline int mc_binomial_span(int v, int size)
+{
+    int low = v ? v & -v : size;
+    return low < size - v ? low : size - v;
+}
 /* k-ary heap-ordered tree: vrank v has children k*v+1 .. k*v+k (binary: k = 2). */
 void mc_tree_kary(mc_tree_t *t, int rank, int size, int root, int k);
 /* Root with k chains of consecutive vranks (nearly equal lengths); k = 1 is the pipeline. */

@@ -85,6 +85,8 @@ static void check_binomial(int p, int root)
             int pv = mc_vrank(tree[r].parent, root, p);
             CHECK(pv == (v & (v - 1)), "binomial p=%d root=%d: vrank %d has parent vrank %d", p, root, v, pv);
         }
+        CHECK(mc_binomial_span(v, p) == subtree_size(r), "binomial p=%d root=%d: vrank %d span %d, subtree %d",
+              p, root, v, mc_binomial_span(v, p), subtree_size(r));
         /* largest mask first (the full binomial subtree; when p is not a power of two the
          * truncated subtree sizes may not decrease: p=10 gives children 8 (2 ranks), 4 (4)) */
         for (int i = 1; i < tree[r].nchild; i++)

@@ -1,5 +1,5 @@
 /* Binomial-tree gather. In virtual ranks (v = rank - root mod p) the subtree of v is the
- * contiguous range [v, v + span(v)), so every node forwards one message: its subtree's blocks
+ * contiguous range [v, v + mc_binomial_span(v)), so every node forwards one message: its subtree's blocks
  * in vrank order. The root receives straight into rbuf, except the one child range that
  * wraps past rank p-1 (vrank order is rotated against rank order), which is staged. */
 #include "../../p2p/p2p.h"
@@ -12,13 +12,6 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     return mc_ceil_log2(in->p) * h->alpha + (in->p - 1) * in->m * h->beta;
 }
 
-/* Number of vranks in the subtree of v (v = 0 is the whole tree). */
-static int span(int v, int p)
-{
-    int low = v ? v & -v : p;
-    return low < p - v ? low : p - v;
-}
-
 static int root_gather(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t)
 {
     int p = ctx->size, nreq = 0, rc = MPI_SUCCESS, rc2, wrap = -1;
@@ -26,7 +19,7 @@ static int root_gather(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t)
     char *rbuf = a->rbuf, *stage = NULL;
     MPI_Request req[MC_TREE_MAX];
     for (int i = 0; i < t->nchild && rc == MPI_SUCCESS; i++) {
-        int c = t->child[i], n = span(mc_vrank(c, a->root, p), p);
+        int c = t->child[i], n = mc_binomial_span(mc_vrank(c, a->root, p), p);
         char *dst = rbuf + (size_t)c * m;
         if (c + n > p) {        /* this range wraps around to rank 0 */
             wrap = i;
@@ -39,7 +32,7 @@ static int root_gather(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t)
     rc2 = mc_waitall(nreq, req);
     if (rc == MPI_SUCCESS) rc = rc2;
     if (rc == MPI_SUCCESS && wrap >= 0) {
-        int c = t->child[wrap], n = span(mc_vrank(c, a->root, p), p);
+        int c = t->child[wrap], n = mc_binomial_span(mc_vrank(c, a->root, p), p);
         mc_copy(rbuf + (size_t)c * m, stage, (size_t)(p - c) * m);
         mc_copy(rbuf, stage + (size_t)(p - c) * m, (size_t)(n - (p - c)) * m);
     }
@@ -50,14 +43,14 @@ static int root_gather(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t)
 /* Interior node: own block first, then each child's range at its vrank offset. */
 static int inner_gather(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t, int v)
 {
-    int p = ctx->size, nreq = 0, rc = MPI_SUCCESS, rc2, n = span(v, p);
+    int p = ctx->size, nreq = 0, rc = MPI_SUCCESS, rc2, n = mc_binomial_span(v, p);
     size_t m = a->count;
     char *tmp = mc_malloc((size_t)n * m);
     MPI_Request req[MC_TREE_MAX];
     if (!tmp) return MPI_ERR_NO_MEM;
     for (int i = 0; i < t->nchild && rc == MPI_SUCCESS; i++) {
         int cv = mc_vrank(t->child[i], a->root, p);
-        rc = mc_irecv(tmp + (size_t)(cv - v) * m, (size_t)span(cv, p) * m, t->child[i], a->coll,
+        rc = mc_irecv(tmp + (size_t)(cv - v) * m, (size_t)mc_binomial_span(cv, p) * m, t->child[i], a->coll,
                       ctx, &req[nreq]);
         if (rc == MPI_SUCCESS) nreq++;
     }

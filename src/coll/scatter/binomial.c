@@ -1,5 +1,5 @@
 /* Binomial-tree scatter, the mirror of the binomial gather. In virtual ranks (v = rank -
- * root mod p) the subtree of v is the contiguous range [v, v + span(v)): each node receives
+ * root mod p) the subtree of v is the contiguous range [v, v + mc_binomial_span(v)): each node receives
  * that range in one message, keeps its own block and passes each child its sub-range,
  * largest subtree first (it has the deepest remaining path). The root sends straight from
  * sbuf, except the one child range that wraps past rank p-1, which is packed first. */
@@ -11,13 +11,6 @@
 static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return mc_ceil_log2(in->p) * h->alpha + (in->p - 1) * in->m * h->beta;
-}
-
-/* Number of vranks in the subtree of v (v = 0 is the whole tree). */
-static int span(int v, int p)
-{
-    int low = v ? v & -v : p;
-    return low < p - v ? low : p - v;
 }
 
 /* Sends ranks [c, c + n) mod p of the root's sbuf to child c. */
@@ -40,7 +33,7 @@ static int root_scatter(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t)
 {
     int rc = MPI_SUCCESS, p = ctx->size;
     for (int i = 0; i < t->nchild && rc == MPI_SUCCESS; i++)
-        rc = root_send(ctx, a, t->child[i], span(mc_vrank(t->child[i], a->root, p), p));
+        rc = root_send(ctx, a, t->child[i], mc_binomial_span(mc_vrank(t->child[i], a->root, p), p));
     if (rc == MPI_SUCCESS)
         mc_copy(a->rbuf, (const char *)a->sbuf + (size_t)a->root * a->count, a->count);
     return rc;
@@ -51,12 +44,12 @@ static int inner_scatter(mc_ctx_t *ctx, const mc_args_t *a, const mc_tree_t *t, 
 {
     int p = ctx->size, rc;
     size_t m = a->count;
-    char *tmp = mc_malloc((size_t)span(v, p) * m);
+    char *tmp = mc_malloc((size_t)mc_binomial_span(v, p) * m);
     if (!tmp) return MPI_ERR_NO_MEM;
-    rc = mc_recv(tmp, (size_t)span(v, p) * m, t->parent, a->coll, ctx);
+    rc = mc_recv(tmp, (size_t)mc_binomial_span(v, p) * m, t->parent, a->coll, ctx);
     for (int i = 0; i < t->nchild && rc == MPI_SUCCESS; i++) {
         int cv = mc_vrank(t->child[i], a->root, p);
-        rc = mc_send(tmp + (size_t)(cv - v) * m, (size_t)span(cv, p) * m, t->child[i], a->coll,
+        rc = mc_send(tmp + (size_t)(cv - v) * m, (size_t)mc_binomial_span(cv, p) * m, t->child[i], a->coll,
                      ctx);
     }
     if (rc == MPI_SUCCESS) mc_copy(a->rbuf, tmp, m);
