@@ -30,7 +30,7 @@ int MPI_Allreduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
     mc_args_t a;
     int rc;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (prep(&a, MC_ALLREDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0)) &&
+    if (prep(&a, MC_ALLREDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
         mc_run(comm, &a, &rc))
         return rc;
     mc_fallback(MC_ALLREDUCE, a.bytes);
@@ -43,7 +43,7 @@ int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     mc_args_t a;
     int rc, size, rank;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0))) {
+    if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count)) {
         PMPI_Comm_size(comm, &size);
         PMPI_Comm_rank(comm, &rank);
         int in_place_ok = sbuf != MPI_IN_PLACE || rank == root;
@@ -60,7 +60,7 @@ static int scan_like(mc_coll_t c, const void *sbuf, void *rbuf, int count, MPI_D
     mc_args_t a;
     int rc;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (prep(&a, c, sbuf, rbuf, count, dt, op, comm, (size_t)(count > 0 ? count : 0)) &&
+    if (prep(&a, c, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
         mc_run(comm, &a, &rc))
         return rc;
     mc_fallback(c, a.bytes);
@@ -81,11 +81,11 @@ int MPI_Exscan(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 int MPI_Reduce_scatter_block(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                              MPI_Comm comm)
 {
-    mc_args_t a;
+    mc_args_t a = {.coll = MC_REDUCE_SCATTER_BLOCK}; /* bytes stay 0 if prep is skipped */
     int rc, size = 0;
     if (mc_precheck(comm, count, &rc)) return rc;
     if (mc_comm_ok(comm)) PMPI_Comm_size(comm, &size);
-    size_t total = (size_t)(count > 0 ? count : 0) * (size_t)size;
+    size_t total = (size_t)count * (size_t)size;
     if (size && total <= INT_MAX && prep(&a, MC_REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm, total) &&
         mc_run(comm, &a, &rc))
         return rc;
