@@ -106,10 +106,11 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
         mc_raise(comm, *rc);
         return 1;
     }
-    const mc_alg_t *alg = mc_select(ctx, a);
+    int idx;
+    const mc_alg_t *alg = mc_select(ctx, a, &idx);
     if (!alg) return 0;
     *rc = alg->fn(ctx, a);
-    mc_stats_handled(a->coll, mc_alg_index(alg), a->bytes);
+    mc_stats_handled(a->coll, idx, a->bytes);
     mc_stats_set_last(a->coll, alg->name);
     mc_raise(comm, *rc);
     return 1;

@@ -55,7 +55,7 @@ static const mc_rule_t rules[] = {
 
 /* Rules resolved to registry entries once, so a call costs no string compares; each
  * collective scans only its own rows [first, last). */
-static const mc_alg_t *rule_alg[NRULES];
+static int rule_idx[NRULES];           /* registry index, -1 when not built */
 static int first_rule[MC_NCOLL], last_rule[MC_NCOLL];
 
 /* Forced algorithm per collective: an index into the registry, or one of these. */
@@ -75,7 +75,8 @@ static void init(void)
 {
     for (int c = 0; c < MC_NCOLL; c++) first_rule[c] = last_rule[c] = 0;
     for (int i = NRULES - 1; i >= 0; i--) {
-        rule_alg[i] = mc_alg_find(rules[i].coll, rules[i].alg);
+        const mc_alg_t *alg = mc_alg_find(rules[i].coll, rules[i].alg);
+        rule_idx[i] = alg ? mc_alg_index(alg) : -1;
         if (!last_rule[rules[i].coll]) last_rule[rules[i].coll] = i + 1;
         first_rule[rules[i].coll] = i;
     }
@@ -118,7 +119,7 @@ static void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, cons
             alg ? alg->name : "pmpi", why, a->segsize, a->radix);
 }
 
-const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
+const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
 {
     pthread_once(&once, init);
     int idx = forced_idx[a->coll], declined = 0;
@@ -132,6 +133,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
         set_params(a, NULL);
         if (mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, "forced");
+            *index = idx;
             return alg;
         }
         declined = 1;
@@ -139,10 +141,11 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
     for (int i = first_rule[a->coll]; i < last_rule[a->coll]; i++) {
         const mc_rule_t *r = &rules[i];
         if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
-        alg = rule_alg[i];
+        alg = mc_alg_at(a->coll, rule_idx[i]);
         set_params(a, r);
         if (alg && mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, declined ? "forced algorithm not applicable; default rule" : "default rule");
+            *index = rule_idx[i];
             return alg;
         }
     }
@@ -151,6 +154,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a)
         alg = mc_alg_at(a->coll, i);
         if (mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, "first applicable");
+            *index = i;
             return alg;
         }
     }

@@ -4,8 +4,9 @@
 #define MC_SELECT_H
 #include "../core/mc.h"
 
-/* Chooses the algorithm for a call and fills a->segsize and a->radix. NULL: use PMPI. */
-const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a);
+/* Chooses the algorithm for a call, its registry index in *index, and fills a->segsize and
+ * a->radix. NULL: use PMPI. */
+const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index);
 
 /* Forces `alg` for collective c in this process: a registered name, "pmpi", or NULL/"auto"
  * for the default selection. Returns 0, or -1 for an unknown name. Thread safe. */
