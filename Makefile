@@ -2,6 +2,8 @@
 #   make          build into build/ (Open MPI)
 #   make check    install missing Debian packages, build, run the tests (Open MPI, then MPICH)
 #   make bench    install missing packages, build, run the default side-by-side benchmark (2 ranks)
+#   make bench-node  the intra-node targets: both MPIs, 2 ranks, vs the faster native and the
+#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS knobs)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
 #        SANITIZE=1 (ASan+UBSan build in build-asan/).
 
@@ -12,7 +14,7 @@ BUILD      := build
 BENCH_NP   ?= 2
 BENCH_ARGS ?=
 
-.PHONY: all deps configure check check-asan bench install clean
+.PHONY: all deps configure check check-asan bench bench-node install clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -43,6 +45,11 @@ check-asan: deps
 
 bench: all
 	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)
+
+bench-node: deps
+	@for m in openmpi mpich; do d=$(call builddir,$$m); \
+	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null && cmake --build $$d -j$(JOBS) >/dev/null; done
+	@scripts/bench-node.sh
 
 install: all
 	cmake --install $(BUILD)

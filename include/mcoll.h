@@ -51,10 +51,19 @@ int mcoll_comm_info(MPI_Comm comm, mcoll_comm_info_t *info);
 /* This process's counters for one collective (see MCOLL_STATS). */
 typedef struct mcoll_stats {
     uint64_t calls, handled, fallback, bytes;
+    uint64_t dav;            /* bytes loaded + stored by the shared-memory copy/reduce kernels */
+    uint64_t syncs;          /* shared-memory synchronization events (flag publications) */
 } mcoll_stats_t;
 int mcoll_stats_get(const char *coll, mcoll_stats_t *out);
 uint64_t mcoll_stats_alg_calls(const char *coll, const char *alg);
 void mcoll_stats_reset(void);
+
+/* Node-shared heap: memory every rank of the node maps once, so collectives on buffers from
+ * it copy directly between processes (zero copy, no system call per operation).
+ * MPI_Alloc_mem returns the same memory. mcoll_free(NULL) is a no-op; mcoll_malloc returns
+ * NULL when the heap is exhausted or unavailable. Alignment: 64 bytes. */
+void *mcoll_malloc(size_t size);
+void mcoll_free(void *ptr);
 
 #ifdef __cplusplus
 }

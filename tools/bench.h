@@ -19,6 +19,8 @@ typedef struct bench_opts {
     long warmup;                 /* -1: scaled to the iterations */
     char algs[512];              /* comma list of "default", "all", algorithm names */
     int cold, validate, root;
+    int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
+    int roofline;                /* measure the copy bandwidth; print time / DRAM floor */
     double time_limit;           /* seconds of timed work per size when iterations are automatic */
     size_t max_mem;              /* bytes of benchmark buffers per rank */
     const char *csv, *json, *plot;
@@ -68,11 +70,12 @@ void bench_poison_output(const bench_coll_t *bc, const bench_call_t *c);
  * arena larger than twice the last-level cache, so each call's buffers were evicted. */
 typedef struct bench_mem {
     char *arena;
+    char *base;                  /* what to free when arena was aligned by hand */
     size_t bytes, off;
-    int cold;
+    int cold, heap;
 } bench_mem_t;
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold);
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap);
 /* Lays out sbytes + rbytes for the next call (hot: same place; cold: the next slot). */
 void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c);
 void bench_mem_free(bench_mem_t *mm);
@@ -97,6 +100,7 @@ typedef struct bench_row {
     int p;
     long iters;
     bench_stat_t native;
+    double floor_us;             /* minimum data volume / copy bandwidth; 0 = not measured */
     int nvar;
     bench_variant_t var[BENCH_MAX_VARIANTS];
 } bench_row_t;
@@ -114,7 +118,12 @@ typedef struct bench_results {
     int p;
     char mpi[128];
     const bench_opts_t *o;
+    double bw;                   /* --roofline: copy bandwidth of the node, bytes/s */
 } bench_results_t;
+
+/* ---------------------------------------------------------------- roofline */
+double bench_copy_bandwidth(size_t bytes_per_rank);
+double bench_min_volume(const char *coll, int p, size_t bytes);
 
 int bench_results_add(bench_results_t *r, const bench_row_t *row);
 void bench_print_header(const bench_results_t *r, const bench_coll_t *bc);

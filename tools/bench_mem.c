@@ -1,19 +1,30 @@
 /* Benchmark buffers: one arena, touched once up front so page faults are never timed. */
 #include "bench.h"
+#include "mcoll.h"
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define PAGE 4096
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold)
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap)
 {
     void *p = NULL;
     memset(mm, 0, sizeof *mm);
     mm->bytes = round_up(need ? need : 1, PAGE);
     mm->cold = cold;
-    if (posix_memalign(&p, PAGE, mm->bytes)) return -1;
+    mm->heap = heap;
+    if (heap) {
+        /* page-align by hand: the heap guarantees 64 bytes */
+        char *h = mcoll_malloc(mm->bytes + PAGE);
+        if (!h) return -1;
+        mm->base = h;
+        p = (void *)(((uintptr_t)h + PAGE - 1) / PAGE * PAGE);
+    } else if (posix_memalign(&p, PAGE, mm->bytes)) {
+        return -1;
+    }
     mm->arena = p;
     memset(mm->arena, 0, mm->bytes);
     return 0;
@@ -33,7 +44,8 @@ void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t 
 
 void bench_mem_free(bench_mem_t *mm)
 {
-    free(mm->arena);
+    if (mm->heap) mcoll_free(mm->base);
+    else free(mm->arena);
     memset(mm, 0, sizeof *mm);
 }
 

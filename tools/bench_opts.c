@@ -35,6 +35,9 @@ static void usage(FILE *f)
         "  --cold               buffers evicted from the caches before each call (default hot)\n"
         "  --validate           compare mcoll's result bytes with native MPI's once per size\n"
         "  --root R             root of the rooted collectives (default 0)\n"
+        "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
+        "  --roofline           measure the node's copy bandwidth first and print each time as a\n"
+        "                       multiple of the collective's DRAM floor (minimum volume / bandwidth)\n"
         "  --max-mem BYTES      benchmark buffers per rank (default 1G); larger sizes are skipped\n"
         "  --csv FILE, --json FILE, --plot FILE.png   also write the results there\n"
         "Sizes are bytes per rank of the collective's natural message (allreduce: the vector,\n"
@@ -138,6 +141,8 @@ static int parse_flag(const char *f, bench_opts_t *o)
     if (!strcmp(f, "--cold")) o->cold = 1;
     else if (!strcmp(f, "--hot")) o->cold = 0;
     else if (!strcmp(f, "--validate")) o->validate = 1;
+    else if (!strcmp(f, "--roofline")) o->roofline = 1;
+    else if (!strcmp(f, "--heap")) o->heap = 1;
     else return -1;
     return 0;
 }

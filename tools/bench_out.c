@@ -42,8 +42,8 @@ void bench_print_header(const bench_results_t *r, const bench_coll_t *bc)
     if (bc->rooted) snprintf(root, sizeof root, ", root %d", o->root);
     printf("\n# %s: %d ranks, %s, %s caches%s; times in us (median of the slowest rank)\n", bc->name,
            r->p, bc->reduction ? "float sum" : "bytes", o->cold ? "cold" : "hot", root);
-    printf("%12s %7s %12s %12s %8s  %-28s %s\n", "bytes", "iters", "native_us", "mcoll_us",
-           "speedup", "alg", "valid");
+    printf("%12s %7s %12s %12s %8s  %-28s %-5s%s\n", "bytes", "iters", "native_us", "mcoll_us",
+           "speedup", "alg", "valid", r->bw > 0 ? "  floor_us native_x mcoll_x" : "");
     fflush(stdout);
 }
 
@@ -51,9 +51,15 @@ void bench_print_row(const bench_row_t *row)
 {
     char lab[2 * BENCH_NAME + 16];
     for (int v = 0; v < row->nvar; v++)
-        printf("%12zu %7ld %12.2f %12.2f %8.2f  %-28s %s\n", row->bytes, row->iters,
+    {
+        printf("%12zu %7ld %12.2f %12.2f %8.2f  %-28s %-5s", row->bytes, row->iters,
                row->native.med, row->var[v].t.med, speedup(row, v),
                alg_label(&row->var[v], row->nvar, lab, sizeof lab), valid_word(row->var[v].valid));
+        if (row->floor_us > 0)
+            printf(" %9.1f %8.2f %7.2f", row->floor_us, row->native.med / row->floor_us,
+                   row->var[v].t.med / row->floor_us);
+        printf("\n");
+    }
     fflush(stdout);
 }
 
@@ -63,15 +69,15 @@ int bench_write_csv(const bench_results_t *r, const char *path)
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     fprintf(f, "collective,ranks,bytes,iters,mode,variant,alg,native_us,mcoll_us,speedup,"
-               "native_min_us,mcoll_min_us,native_max_us,mcoll_max_us,valid\n");
+               "native_min_us,mcoll_min_us,native_max_us,mcoll_max_us,valid,floor_us\n");
     for (int i = 0; i < r->n; i++) {
         const bench_row_t *w = &r->rows[i];
         for (int v = 0; v < w->nvar; v++) {
             const bench_variant_t *x = &w->var[v];
-            fprintf(f, "%s,%d,%zu,%ld,%s,%s,%s,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s\n", w->coll,
+            fprintf(f, "%s,%d,%zu,%ld,%s,%s,%s,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%.3f\n", w->coll,
                     w->p, w->bytes, w->iters, r->o->cold ? "cold" : "hot", x->req, x->used,
                     w->native.med, x->t.med, speedup(w, v), w->native.min, x->t.min,
-                    w->native.max, x->t.max, valid_word(x->valid));
+                    w->native.max, x->t.max, valid_word(x->valid), w->floor_us);
         }
     }
     return fclose(f) ? -1 : 0;
@@ -110,8 +116,8 @@ static void json_variant(FILE *f, const bench_row_t *w, int v)
 
 static void json_row(FILE *f, const bench_row_t *w)
 {
-    fprintf(f, "    {\"collective\": \"%s\", \"bytes\": %zu, \"iters\": %ld, ", w->coll, w->bytes,
-            w->iters);
+    fprintf(f, "    {\"collective\": \"%s\", \"bytes\": %zu, \"iters\": %ld, \"floor_us\": %.3f, ",
+            w->coll, w->bytes, w->iters, w->floor_us);
     json_stat(f, "native", &w->native);
     fprintf(f, ",\n      \"variants\": [\n");
     for (int v = 0; v < w->nvar; v++) {
@@ -128,8 +134,8 @@ int bench_write_json(const bench_results_t *r, const char *path)
     fprintf(f, "{\n  \"tool\": \"mcoll-bench\",\n  \"mcoll_version\": \"%s\",\n  \"mpi\": ",
             MCOLL_VERSION);
     json_str(f, r->mpi);
-    fprintf(f, ",\n  \"ranks\": %d,\n  \"mode\": \"%s\",\n  \"root\": %d,\n  \"results\": [\n",
-            r->p, r->o->cold ? "cold" : "hot", r->o->root);
+    fprintf(f, ",\n  \"ranks\": %d,\n  \"mode\": \"%s\",\n  \"root\": %d,\n  \"copy_bandwidth\": %.0f,\n  \"results\": [\n",
+            r->p, r->o->cold ? "cold" : "hot", r->o->root, r->bw);
     for (int i = 0; i < r->n; i++) {
         json_row(f, &r->rows[i]);
         fprintf(f, "%s\n", i + 1 < r->n ? "," : "");

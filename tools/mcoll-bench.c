@@ -89,6 +89,7 @@ static void run_coll(const sweep_t *s, const bench_coll_t *bc, bench_mem_t *mm, 
         }
         int rc = bench_run_size(s->o, bc, m, mm, var, nvar, &row);
         if (rc) fail(rc, bc->name);
+        row.floor_us = res->bw > 0 ? bench_min_volume(bc->name, s->p, row.bytes) / res->bw * 1e6 : 0;
         if (!s->rank) {
             bench_print_row(&row);
             if (bench_results_add(res, &row)) fail(MPI_ERR_NO_MEM, "results");
@@ -120,12 +121,18 @@ int main(int argc, char **argv)
         return rc < 0 ? 2 : 0;
     }
     s.limit = o.cold ? o.max_mem / 2 : o.max_mem;
-    if (bench_mem_init(&mm, arena_bytes(&s), o.cold)) fail(MPI_ERR_NO_MEM, "buffers");
+    if (bench_mem_init(&mm, arena_bytes(&s), o.cold, o.heap)) fail(MPI_ERR_NO_MEM, "buffers");
     res.p = s.p;
     library_name(res.mpi, sizeof res.mpi);
     if (!s.rank)
         printf("# mcoll-bench (mcoll %s) on %s: %d ranks, %s caches, alg %s\n", MCOLL_VERSION,
                res.mpi, s.p, o.cold ? "cold" : "hot", o.algs);
+    if (o.roofline) {
+        res.bw = bench_copy_bandwidth((size_t)512 << 20 > o.max_mem ? o.max_mem : (size_t)512 << 20);
+        if (!s.rank)
+            printf("# roofline: node copy bandwidth %.1f GB/s (loads + stores, %d ranks copying at once)\n",
+                   res.bw / 1e9, s.p);
+    }
     for (int i = 0; i < o.ncolls; i++) run_coll(&s, bench_coll_at(o.colls[i]), &mm, &res);
     if (!s.rank) write_outputs(&res, &o);
     bench_mem_free(&mm);

@@ -2,6 +2,7 @@
  * An algorithm lives in src/coll/<collective>/<name>.c and defines mc_alg_<coll>_<name>. */
 #include "../core/mc.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* Weak references: a build missing an algorithm file still links; the registry skips the
@@ -9,22 +10,30 @@
 #define ALG(coll, name) extern const mc_alg_t mc_alg_##coll##_##name __attribute__((weak));
 #define REF(coll, name) &mc_alg_##coll##_##name,
 
-#define BARRIER(X) X(barrier, linear) X(barrier, double_ring) X(barrier, recursive_doubling) X(barrier, bruck)
-#define BCAST(X) X(bcast, linear) X(bcast, pipeline) X(bcast, binomial) X(bcast, binary) X(bcast, split_binary)
-#define REDUCE(X) X(reduce, linear) X(reduce, pipeline) X(reduce, binomial) X(reduce, binary) X(reduce, kchain)
-#define ALLREDUCE(X) X(allreduce, recursive_doubling) X(allreduce, ring) X(allreduce, rabenseifner) X(allreduce, reduce_bcast)
-#define REDUCE_SCATTER(X) X(reduce_scatter, ring) X(reduce_scatter, recursive_halving)
-#define REDUCE_SCATTER_BLOCK(X) X(reduce_scatter_block, ring) X(reduce_scatter_block, recursive_halving)
-#define ALLGATHER(X) X(allgather, ring) X(allgather, recursive_doubling) X(allgather, bruck)
-#define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling)
-#define GATHER(X) X(gather, linear) X(gather, binomial)
-#define GATHERV(X) X(gatherv, linear)
-#define SCATTER(X) X(scatter, linear) X(scatter, binomial)
-#define SCATTERV(X) X(scatterv, linear)
-#define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck)
-#define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise)
-#define SCAN(X) X(scan, linear) X(scan, recursive_doubling)
-#define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling)
+#define BARRIER(X) X(barrier, linear) X(barrier, double_ring) X(barrier, recursive_doubling) X(barrier, bruck) \
+    X(barrier, shm)
+#define BCAST(X) X(bcast, linear) X(bcast, pipeline) X(bcast, binomial) X(bcast, binary) X(bcast, split_binary) \
+    X(bcast, shm_pipe) X(bcast, shm_direct)
+#define REDUCE(X) X(reduce, linear) X(reduce, pipeline) X(reduce, binomial) X(reduce, binary) X(reduce, kchain) \
+    X(reduce, shm_dpml) X(reduce, shm_ma) X(reduce, shm_ma_socket) X(reduce, shm_direct)
+#define ALLREDUCE(X) X(allreduce, recursive_doubling) X(allreduce, ring) X(allreduce, rabenseifner) X(allreduce, reduce_bcast) \
+    X(allreduce, shm_dpml) X(allreduce, shm_ma) X(allreduce, shm_ma_socket) X(allreduce, shm_direct)
+#define REDUCE_SCATTER(X) X(reduce_scatter, ring) X(reduce_scatter, recursive_halving) \
+    X(reduce_scatter, shm_dpml) X(reduce_scatter, shm_ma) X(reduce_scatter, shm_ma_socket) X(reduce_scatter, shm_direct)
+#define REDUCE_SCATTER_BLOCK(X) X(reduce_scatter_block, ring) X(reduce_scatter_block, recursive_halving) \
+    X(reduce_scatter_block, shm_dpml) X(reduce_scatter_block, shm_ma) X(reduce_scatter_block, shm_ma_socket) \
+    X(reduce_scatter_block, shm_direct)
+#define ALLGATHER(X) X(allgather, ring) X(allgather, recursive_doubling) X(allgather, bruck) \
+    X(allgather, shm_pipe) X(allgather, shm_direct)
+#define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling) X(allgatherv, shm_pipe) X(allgatherv, shm_direct)
+#define GATHER(X) X(gather, linear) X(gather, binomial) X(gather, shm_pipe) X(gather, shm_direct)
+#define GATHERV(X) X(gatherv, linear) X(gatherv, shm_pipe) X(gatherv, shm_direct)
+#define SCATTER(X) X(scatter, linear) X(scatter, binomial) X(scatter, shm_pipe) X(scatter, shm_direct)
+#define SCATTERV(X) X(scatterv, linear) X(scatterv, shm_pipe) X(scatterv, shm_direct)
+#define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck) X(alltoall, shm_pipe) X(alltoall, shm_direct)
+#define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise) X(alltoallv, shm_pipe) X(alltoallv, shm_direct)
+#define SCAN(X) X(scan, linear) X(scan, recursive_doubling) X(scan, shm)
+#define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling) X(exscan, shm)
 
 #define ALL(X) BARRIER(X) BCAST(X) REDUCE(X) ALLREDUCE(X) REDUCE_SCATTER(X) REDUCE_SCATTER_BLOCK(X) \
     ALLGATHER(X) ALLGATHERV(X) GATHER(X) GATHERV(X) SCATTER(X) SCATTERV(X) ALLTOALL(X)              \
@@ -61,18 +70,20 @@ static const struct { const mc_alg_t *const *algs; int n; } table[MC_NCOLL] = {
 static const mc_alg_t *present[MC_NCOLL][32];
 static int npresent[MC_NCOLL];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_int compacted;   /* fast path: selection reads the registry on every call */
 
 static void compact(void)
 {
     for (int c = 0; c < MC_NCOLL; c++)
         for (int i = 0; i < table[c].n; i++)
             if (table[c].algs[i]) present[c][npresent[c]++] = table[c].algs[i];
+    atomic_store_explicit(&compacted, 1, memory_order_release);
 }
 
 int mc_alg_count(mc_coll_t c)
 {
     if ((unsigned)c >= MC_NCOLL) return 0;
-    pthread_once(&once, compact);
+    if (!atomic_load_explicit(&compacted, memory_order_acquire)) pthread_once(&once, compact);
     return npresent[c];
 }
 

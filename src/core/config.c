@@ -28,12 +28,21 @@ static const mc_cfg_var_t vars[] = {
     SEG_VARS("REDUCE_SCATTER", "reduce_scatter") SEG_VARS("REDUCE_SCATTER_BLOCK", "reduce_scatter_block")
     SEG_VARS("SCAN", "scan") SEG_VARS("EXSCAN", "exscan")
     RADIX_VARS("REDUCE", "reduce")
+    {"MCOLL_SHM", MC_CFG_BOOL, "1", "0: no node shared-memory regions (the shm_* algorithms decline)"},
+    {"MCOLL_SHM_SIZE", MC_CFG_SIZE, "16M", "data area of each node region (pages are touched only when used)"},
+    {"MCOLL_SHM_PATH", MC_CFG_STR, "auto", "data path to peers' buffers: auto, copy (through the region), cma, zero (shared heap only)"},
+    {"MCOLL_SHM_CACHE", MC_CFG_SIZE, "0", "cache capacity C of the adaptive copy (0 = LLC + p*L2 from hwloc, LLC if inclusive)"},
+    {"MCOLL_SHM_NT", MC_CFG_STR, "auto", "non-temporal copy kernel: auto, avx512, avx2, sse2, scalar"},
+    {"MCOLL_SHM_SLICE", MC_CFG_SIZE, "128K", "maximum slice I_max of the movement-avoiding reductions"},
+    {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
+    {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
+    {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
 };
 #define NVARS ((int)(sizeof vars / sizeof vars[0]))
 
 static mc_config_t cfg;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static atomic_int loaded; /* fast path: every collective call reads the config */
+const mc_config_t *_Atomic mc_cfg_ready;
 static _Atomic long seg_override[MC_NCOLL];
 static _Atomic int radix_override[MC_NCOLL];
 
@@ -72,6 +81,27 @@ static int coll_of_var(const char *name, const char *suffix)
     return mc_coll_from_name(lo);
 }
 
+static long size_or(const char *name, const char *val, long dflt)
+{
+    long v = mc_parse_size(val);
+    if (v >= 0) return v;
+    mc_warn("ignoring %s=%s: not a size", name, val);
+    return dflt;
+}
+
+static void load_shm(const char *name, const char *val)
+{
+    if (!strcmp(name, "MCOLL_SHM")) cfg.shm = atoi(val) != 0;
+    else if (!strcmp(name, "MCOLL_SHM_SIZE")) cfg.shm_size = size_or(name, val, 16L << 20);
+    else if (!strcmp(name, "MCOLL_SHM_PATH")) snprintf(cfg.shm_path, sizeof cfg.shm_path, "%s", val);
+    else if (!strcmp(name, "MCOLL_SHM_CACHE")) cfg.shm_cache = size_or(name, val, 0);
+    else if (!strcmp(name, "MCOLL_SHM_NT")) snprintf(cfg.shm_nt, sizeof cfg.shm_nt, "%s", val);
+    else if (!strcmp(name, "MCOLL_SHM_SLICE")) cfg.shm_slice = size_or(name, val, 128L << 10);
+    else if (!strcmp(name, "MCOLL_SHM_SMALL")) cfg.shm_small = size_or(name, val, 256L << 10);
+    else if (!strcmp(name, "MCOLL_VSOCKET_SIZE")) cfg.vsocket_size = atoi(val);
+    else if (!strcmp(name, "MCOLL_HEAP_SIZE")) cfg.heap_size = size_or(name, val, 64L << 30);
+}
+
 static void load_one(const mc_cfg_var_t *v)
 {
     const char *val = mc_cfg_value(v);
@@ -79,6 +109,9 @@ static void load_one(const mc_cfg_var_t *v)
     if (!strcmp(v->name, "MCOLL_VERBOSE")) cfg.verbose = atoi(val);
     else if (!strcmp(v->name, "MCOLL_STATS")) cfg.stats = atoi(val) != 0;
     else if (!strcmp(v->name, "MCOLL_VNODE_SIZE")) cfg.vnode_size = atoi(val);
+    else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
+             !strcmp(v->name, "MCOLL_HEAP_SIZE"))
+        load_shm(v->name, val);
     else if ((c = coll_of_var(v->name, "_ALG")) >= 0) {
         snprintf(cfg.alg[c], sizeof cfg.alg[c], "%s", strcmp(val, "auto") ? val : "");
     } else if ((c = coll_of_var(v->name, "_SEGSIZE")) >= 0 && *val) {
@@ -98,12 +131,12 @@ static void load(void)
         radix_override[c] = -2;
     }
     for (int i = 0; i < NVARS; i++) load_one(&vars[i]);
-    atomic_store_explicit(&loaded, 1, memory_order_release);
+    atomic_store_explicit(&mc_cfg_ready, &cfg, memory_order_release);
 }
 
-const mc_config_t *mc_cfg(void)
+const mc_config_t *mc_cfg_load(void)
 {
-    if (!atomic_load_explicit(&loaded, memory_order_acquire)) pthread_once(&once, load);
+    pthread_once(&once, load);
     return &cfg;
 }
 

@@ -3,6 +3,7 @@
 #ifndef MC_CONFIG_H
 #define MC_CONFIG_H
 #include "mc.h"
+#include <stdatomic.h>
 
 typedef enum { MC_CFG_BOOL, MC_CFG_INT, MC_CFG_SIZE, MC_CFG_STR } mc_cfg_type_t;
 
@@ -18,9 +19,27 @@ typedef struct mc_config {
     char alg[MC_NCOLL][32];     /* forced algorithm, "" = automatic */
     long segsize[MC_NCOLL];     /* -1 = algorithm's default */
     int radix[MC_NCOLL];        /* -1 = algorithm's default */
+    /* shared-memory engine */
+    int shm;                    /* 0: never create node regions (shm algorithms decline) */
+    long shm_size;              /* data area of a node region, bytes */
+    char shm_path[8];           /* auto | copy | cma | zero */
+    long shm_cache;             /* cache capacity C for adaptive copies, 0 = from hwloc */
+    char shm_nt[8];             /* nt-copy kernel: auto | avx512 | avx2 | sse2 | scalar */
+    long shm_slice;             /* I_max of the movement-avoiding reductions, bytes */
+    long shm_small;             /* DPML-like small-message reductions up to this size */
+    int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
+    long heap_size;             /* address space reserved per shared-heap segment */
 } mc_config_t;
 
-const mc_config_t *mc_cfg(void);
+/* The configuration, read on first use. Every collective call reads it: the fast path is
+ * one acquire load of a pointer published after loading. */
+const mc_config_t *mc_cfg_load(void);
+extern const mc_config_t *_Atomic mc_cfg_ready;
+static inline const mc_config_t *mc_cfg(void)
+{
+    const mc_config_t *c = atomic_load_explicit(&mc_cfg_ready, memory_order_acquire);
+    return c ? c : mc_cfg_load();
+}
 int mc_cfg_var_count(void);
 const mc_cfg_var_t *mc_cfg_var_at(int i);
 const char *mc_cfg_value(const mc_cfg_var_t *v);   /* current text value (env or default) */

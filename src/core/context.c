@@ -5,12 +5,34 @@
 #include "log.h"
 #include "mc.h"
 #include "mcoll.h"
+#include "../shm/shm.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+
+/* The attribute lookup costs about 200 instructions per call; a thread's last (comm, ctx)
+ * pair is reused until any context is deleted (a freed handle may be reused for a new
+ * communicator), which bumps the generation. */
+#include <stdatomic.h>
+static _Atomic unsigned ctx_gen = 1;
+static __thread struct { MPI_Comm comm; mc_ctx_t *ctx; unsigned gen; } last;
+
+mc_ctx_t *mc_ctx_peek(MPI_Comm comm)
+{
+    if (last.ctx && last.comm == comm && last.gen == atomic_load_explicit(&ctx_gen, memory_order_acquire))
+        return last.ctx;
+    return NULL;
+}
+
+static void remember(MPI_Comm comm, mc_ctx_t *c)
+{
+    last.comm = comm;
+    last.ctx = c;
+    last.gen = atomic_load_explicit(&ctx_gen, memory_order_acquire);
+}
 
 static void ctx_free(mc_ctx_t *c)
 {
@@ -22,6 +44,7 @@ static void ctx_free(mc_ctx_t *c)
         if (c->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->node_comm);
         if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     }
+    mc_shm_free(c->shm);
     free(c->node_of);
     free(c->local_of);
     free(c->node_size);
@@ -31,6 +54,7 @@ static void ctx_free(mc_ctx_t *c)
 
 static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 {
+    atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
     ctx_free(attr);
     return MPI_SUCCESS;
 }
@@ -129,14 +153,18 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
 {
     void *val = NULL;
     int flag = 0;
+    if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
     pthread_once(&keyval_once, create_keyval);
     int rc = PMPI_Comm_get_attr(comm, keyval, &val, &flag);
     if (rc != MPI_SUCCESS) return rc;
     if (flag) {
         *out = val;
+        remember(comm, val);
         return MPI_SUCCESS;
     }
-    return ctx_create(comm, out);
+    rc = ctx_create(comm, out);
+    if (rc == MPI_SUCCESS) remember(comm, *out);
+    return rc;
 }
 
 /* Called before PMPI_Finalize so the predefined communicators' contexts are released while

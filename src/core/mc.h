@@ -41,10 +41,15 @@ typedef struct mc_ctx {
     MPI_Comm node_comm;     /* ranks of this node */
     MPI_Comm lane_comm;     /* ranks with this local rank, one per node, ordered by node */
     uint64_t explained[MC_NCOLL]; /* MCOLL_VERBOSE: size classes (log2 bytes) already explained */
+    struct mc_shm *shm;     /* node region (src/shm), created on first use */
+    int shm_failed;         /* creation failed or disabled: shm algorithms decline */
 } mc_ctx_t;
 
 /* Returns the context of comm, creating it on first use (collective on comm). */
 int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out);
+/* The context when this thread used comm last and no context was freed since; else NULL.
+ * No MPI call: the entry layer's fast path. */
+mc_ctx_t *mc_ctx_peek(MPI_Comm comm);
 void mc_ctx_release_predefined(void);
 
 /* ---------------------------------------------------------------- arguments */
@@ -95,6 +100,7 @@ typedef struct mc_cost_in {
     double m;           /* bytes per rank (as in the collective's count) */
     double ms;          /* segment size in bytes (m when unsegmented) */
     int radix;
+    int sockets;        /* sockets of the node (socket-aware shared-memory algorithms) */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {
@@ -106,6 +112,9 @@ typedef struct mc_hockney {
 typedef int (*mc_alg_fn)(mc_ctx_t *ctx, const mc_args_t *a);
 typedef int (*mc_alg_ok_fn)(const mc_ctx_t *ctx, const mc_args_t *a);
 typedef double (*mc_cost_fn)(const mc_hockney_t *h, const mc_cost_in_t *in);
+/* Data-access volume (bytes loaded + stored on the node, all ranks together) of a
+ * shared-memory algorithm: what the kernels' counters add up to for one call. */
+typedef double (*mc_dav_fn)(const mc_cost_in_t *in);
 
 enum { MC_ALG_COMMUTATIVE_ONLY = 1, MC_ALG_SEGMENTED = 2, MC_ALG_RADIX = 4 };
 
@@ -116,6 +125,7 @@ typedef struct mc_alg {
     mc_alg_fn fn;
     mc_alg_ok_fn ok;        /* NULL: always applicable (beyond flags) */
     mc_cost_fn cost;        /* Hockney-model time in seconds */
+    mc_dav_fn dav;          /* shared-memory algorithms: data-access volume, else NULL */
     unsigned flags;
 } mc_alg_t;
 

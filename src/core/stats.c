@@ -1,34 +1,89 @@
 #include "stats.h"
 #include "config.h"
 #include "mcoll.h"
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-    _Atomic uint64_t calls, handled, fallback, bytes;
+/* Counters live in per-thread blocks (no locked instruction on the call path); a block is
+ * linked into a global list when its thread first counts and is never freed, so a report
+ * sums every thread's counts, also those of threads that have exited. Each counter has one
+ * writer; readers load them relaxed. */
+typedef struct coll_stats {
+    _Atomic uint64_t calls, handled, fallback, bytes, dav, syncs;
     _Atomic uint64_t alg_calls[MC_MAX_ALGS];
 } coll_stats_t;
 
-static coll_stats_t st[MC_NCOLL];
+typedef struct stats_block {
+    coll_stats_t c[MC_NCOLL];
+    struct stats_block *next;
+} stats_block_t;
+
+static stats_block_t first_block;      /* the first thread's (usually the only one) */
+static _Atomic(stats_block_t *) blocks;
+static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread stats_block_t *mine;
 static _Thread_local const char *last_alg[MC_NCOLL];
+
+static coll_stats_t *my_stats(mc_coll_t c)
+{
+    if (!mine) {
+        pthread_mutex_lock(&blocks_lock);
+        stats_block_t *b = atomic_load(&blocks) ? calloc(1, sizeof *b) : &first_block;
+        if (b) {
+            b->next = atomic_load(&blocks);
+            atomic_store(&blocks, b);
+        }
+        pthread_mutex_unlock(&blocks_lock);
+        static stats_block_t lost;     /* allocation failed: count somewhere harmless */
+        mine = b ? b : &lost;
+    }
+    return &mine->c[c];
+}
+
+static inline void bump(_Atomic uint64_t *x, uint64_t v)
+{
+    atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + v, memory_order_relaxed);
+}
 
 void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes)
 {
-    atomic_fetch_add_explicit(&st[c].calls, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st[c].handled, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st[c].bytes, bytes, memory_order_relaxed);
-    if (alg_index >= 0 && alg_index < MC_MAX_ALGS)
-        atomic_fetch_add_explicit(&st[c].alg_calls[alg_index], 1, memory_order_relaxed);
+    coll_stats_t *s = my_stats(c);
+    bump(&s->calls, 1);
+    bump(&s->handled, 1);
+    bump(&s->bytes, bytes);
+    if (alg_index >= 0 && alg_index < MC_MAX_ALGS) bump(&s->alg_calls[alg_index], 1);
 }
 
 void mc_stats_fallback(mc_coll_t c, size_t bytes)
 {
-    atomic_fetch_add_explicit(&st[c].calls, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st[c].fallback, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&st[c].bytes, bytes, memory_order_relaxed);
+    coll_stats_t *s = my_stats(c);
+    bump(&s->calls, 1);
+    bump(&s->fallback, 1);
+    bump(&s->bytes, bytes);
     last_alg[c] = "pmpi";
 }
+
+void mc_stats_shm(mc_coll_t c, uint64_t dav, uint64_t syncs)
+{
+    if (!dav && !syncs) return;
+    coll_stats_t *s = my_stats(c);
+    bump(&s->dav, dav);
+    bump(&s->syncs, syncs);
+}
+
+/* Sum over every thread's block of one counter (offset into coll_stats_t). */
+static uint64_t total(mc_coll_t c, size_t off)
+{
+    uint64_t t = 0;
+    for (stats_block_t *b = atomic_load(&blocks); b; b = b->next)
+        t += atomic_load_explicit((_Atomic uint64_t *)((char *)&b->c[c] + off), memory_order_relaxed);
+    return t;
+}
+#define TOTAL(c, field) total(c, offsetof(coll_stats_t, field))
 
 void mc_stats_set_last(mc_coll_t c, const char *alg) { last_alg[c] = alg; }
 
@@ -42,10 +97,12 @@ int mcoll_stats_get(const char *coll, mcoll_stats_t *out)
 {
     int c = mc_coll_from_name(coll);
     if (c < 0 || !out) return MPI_ERR_ARG;
-    out->calls = st[c].calls;
-    out->handled = st[c].handled;
-    out->fallback = st[c].fallback;
-    out->bytes = st[c].bytes;
+    out->calls = TOTAL(c, calls);
+    out->handled = TOTAL(c, handled);
+    out->fallback = TOTAL(c, fallback);
+    out->bytes = TOTAL(c, bytes);
+    out->dav = TOTAL(c, dav);
+    out->syncs = TOTAL(c, syncs);
     return MPI_SUCCESS;
 }
 
@@ -54,32 +111,35 @@ uint64_t mcoll_stats_alg_calls(const char *coll, const char *alg)
     int c = mc_coll_from_name(coll);
     if (c < 0 || !alg) return 0;
     for (int i = 0; i < mc_alg_count(c) && i < MC_MAX_ALGS; i++)
-        if (!strcmp(mc_alg_at(c, i)->name, alg)) return st[c].alg_calls[i];
+        if (!strcmp(mc_alg_at(c, i)->name, alg)) return TOTAL(c, alg_calls[i]);
     return 0;
 }
 
 void mcoll_stats_reset(void)
 {
-    for (int c = 0; c < MC_NCOLL; c++) {
-        st[c].calls = st[c].handled = st[c].fallback = st[c].bytes = 0;
-        for (int i = 0; i < MC_MAX_ALGS; i++) st[c].alg_calls[i] = 0;
-    }
+    /* racy against other threads counting at the same moment, like any reset */
+    for (stats_block_t *b = atomic_load(&blocks); b; b = b->next)
+        memset(b->c, 0, sizeof b->c);
 }
 
-/* Row layout for the reduction: calls, handled, fallback, bytes, then per-algorithm calls. */
-#define ROW (4 + MC_MAX_ALGS)
+/* Row layout for the reduction: calls, handled, fallback, bytes, dav, syncs, then
+ * per-algorithm calls. */
+#define NFIX 6
+#define ROW (NFIX + MC_MAX_ALGS)
 
 static void print_table(const uint64_t *sum, int nprocs)
 {
     printf("mcoll statistics (sum over %d ranks)\n", nprocs);
-    printf("%-22s %10s %10s %10s %14s  %s\n", "collective", "calls", "mcoll", "fallback", "bytes", "algorithms");
+    printf("%-22s %10s %10s %10s %14s %14s %10s  %s\n", "collective", "calls", "mcoll", "fallback",
+           "bytes", "shm_dav", "shm_syncs", "algorithms");
     for (int c = 0; c < MC_NCOLL; c++) {
         const uint64_t *r = sum + (size_t)c * ROW;
         if (!r[0]) continue;
-        printf("%-22s %10llu %10llu %10llu %14llu ", mc_coll_name(c), (unsigned long long)r[0],
-               (unsigned long long)r[1], (unsigned long long)r[2], (unsigned long long)r[3]);
+        printf("%-22s %10llu %10llu %10llu %14llu %14llu %10llu ", mc_coll_name(c),
+               (unsigned long long)r[0], (unsigned long long)r[1], (unsigned long long)r[2],
+               (unsigned long long)r[3], (unsigned long long)r[4], (unsigned long long)r[5]);
         for (int i = 0; i < mc_alg_count(c) && i < MC_MAX_ALGS; i++)
-            if (r[4 + i]) printf(" %s=%llu", mc_alg_at(c, i)->name, (unsigned long long)r[4 + i]);
+            if (r[NFIX + i]) printf(" %s=%llu", mc_alg_at(c, i)->name, (unsigned long long)r[NFIX + i]);
         printf("\n");
     }
     fflush(stdout);
@@ -90,8 +150,9 @@ void mc_stats_report(void)
     uint64_t mine[MC_NCOLL * ROW], sum[MC_NCOLL * ROW];
     for (int c = 0; c < MC_NCOLL; c++) {
         uint64_t *r = mine + (size_t)c * ROW;
-        r[0] = st[c].calls; r[1] = st[c].handled; r[2] = st[c].fallback; r[3] = st[c].bytes;
-        for (int i = 0; i < MC_MAX_ALGS; i++) r[4 + i] = st[c].alg_calls[i];
+        r[0] = TOTAL(c, calls); r[1] = TOTAL(c, handled); r[2] = TOTAL(c, fallback);
+        r[3] = TOTAL(c, bytes); r[4] = TOTAL(c, dav); r[5] = TOTAL(c, syncs);
+        for (int i = 0; i < MC_MAX_ALGS; i++) r[NFIX + i] = TOTAL(c, alg_calls[i]);
     }
     int rank, size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -48,8 +48,30 @@ static void fill_llc(hwloc_topology_t h, mc_topo_t *t)
     }
 }
 
+/* Package of every PU by OS index: which socket a rank runs on (socket-aware algorithms). */
+#define MAX_PU 4096
+static void detect(void);
+static short pkg_of_pu[MAX_PU];
+
+static void fill_packages(hwloc_topology_t h)
+{
+    int n = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t pu = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, (unsigned)i);
+        hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(h, HWLOC_OBJ_PACKAGE, pu);
+        if (pu && pu->os_index < MAX_PU) pkg_of_pu[pu->os_index] = pkg ? (short)pkg->logical_index : 0;
+    }
+}
+
+int mc_topo_package_of_cpu(int cpu)
+{
+    pthread_once(&once, detect);
+    return cpu >= 0 && cpu < MAX_PU ? pkg_of_pu[cpu] : 0;
+}
+
 static void fill(hwloc_topology_t h, mc_topo_t *t)
 {
+    fill_packages(h);
     t->packages = count_of(h, HWLOC_OBJ_PACKAGE);
     t->numa_nodes = count_of(h, HWLOC_OBJ_NUMANODE);
     t->cores = count_of(h, HWLOC_OBJ_CORE);

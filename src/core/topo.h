@@ -21,5 +21,7 @@ typedef struct mc_topo {
  * calls copy the cached result. Returns MPI_SUCCESS, or MPI_ERR_OTHER when hwloc failed
  * (then counts are 1 and sizes 0, so callers can still proceed with defaults). */
 int mc_topo_get(mc_topo_t *t);
+/* Package (socket) index of the PU with OS index cpu (0 when unknown). */
+int mc_topo_package_of_cpu(int cpu);
 
 #endif

@@ -27,10 +27,7 @@ static int send_view(const void *sbuf, size_t n, MPI_Datatype t, const mc_dt_t *
 
 static int comm_size(MPI_Comm comm, int *size, int *rank)
 {
-    if (!mc_comm_ok(comm)) return 0;
-    PMPI_Comm_size(comm, size);
-    PMPI_Comm_rank(comm, rank);
-    return 1;
+    return mc_comm_dims(comm, size, rank);
 }
 
 /* Shared by Allgather and Alltoall: uniform blocks. */

@@ -1,25 +1,30 @@
 #include "entry.h"
 #include "../core/stats.h"
 #include "../select/select.h"
+#include "../shm/shm.h"
 #include <stdlib.h>
 #include <string.h>
-
-int mc_dt_get(MPI_Datatype t, mc_dt_t *d)
-{
-    if (t == MPI_DATATYPE_NULL) return 0;
-    if (PMPI_Type_size(t, &d->size) != MPI_SUCCESS) return 0;
-    if (PMPI_Type_get_extent(t, &d->lb, &d->extent) != MPI_SUCCESS) return 0;
-    if (PMPI_Type_get_true_extent(t, &d->true_lb, &d->true_extent) != MPI_SUCCESS) return 0;
-    d->contig = d->lb == 0 && d->true_lb == 0 && d->size == d->extent && d->true_extent == d->extent;
-    d->elem_ok = d->lb == 0 && d->true_lb == 0 && d->true_extent <= d->extent && d->extent > 0;
-    return 1;
-}
 
 int mc_comm_ok(MPI_Comm comm)
 {
     int inter = 1;
     if (comm == MPI_COMM_NULL) return 0;
+    if (mc_ctx_peek(comm)) return 1;   /* contexts exist only for valid intracommunicators */
     return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+int mc_comm_dims(MPI_Comm comm, int *size, int *rank)
+{
+    mc_ctx_t *c = comm == MPI_COMM_NULL ? NULL : mc_ctx_peek(comm);
+    if (c) {
+        *size = c->size;
+        *rank = c->rank;
+        return 1;
+    }
+    if (!mc_comm_ok(comm)) return 0;
+    PMPI_Comm_size(comm, size);
+    PMPI_Comm_rank(comm, rank);
+    return 1;
 }
 
 /* Type classes of MPI-4 §6.9.2 ("C integer", "Floating point", ...). */
@@ -43,6 +48,41 @@ static int type_class(MPI_Datatype t)
     if (t == MPI_C_BOOL) return CL_LOGICAL;
     if (t == MPI_BYTE) return CL_BYTE;
     return CL_NONE;
+}
+
+static int predefined(MPI_Datatype t)
+{
+    return type_class(t) != CL_NONE || t == MPI_CHAR || t == MPI_PACKED || t == MPI_WCHAR;
+}
+
+/* A thread's last predefined datatype: predefined handles are never freed, so the cached
+ * description cannot go stale (derived ones may be freed and their handles reused). */
+static __thread struct { int valid; MPI_Datatype t; mc_dt_t d; } last_dt;
+
+static int dt_query(MPI_Datatype t, mc_dt_t *d)
+{
+    if (t == MPI_DATATYPE_NULL) return 0;
+    if (PMPI_Type_size(t, &d->size) != MPI_SUCCESS) return 0;
+    if (PMPI_Type_get_extent(t, &d->lb, &d->extent) != MPI_SUCCESS) return 0;
+    if (PMPI_Type_get_true_extent(t, &d->true_lb, &d->true_extent) != MPI_SUCCESS) return 0;
+    d->contig = d->lb == 0 && d->true_lb == 0 && d->size == d->extent && d->true_extent == d->extent;
+    d->elem_ok = d->lb == 0 && d->true_lb == 0 && d->true_extent <= d->extent && d->extent > 0;
+    return 1;
+}
+
+int mc_dt_get(MPI_Datatype t, mc_dt_t *d)
+{
+    if (last_dt.valid && last_dt.t == t) {
+        *d = last_dt.d;
+        return 1;
+    }
+    if (!dt_query(t, d)) return 0;
+    if (predefined(t)) {
+        last_dt.t = t;
+        last_dt.d = *d;
+        last_dt.valid = 1;
+    }
+    return 1;
 }
 
 /* Classes a predefined op accepts; -1 for an op that is not predefined. */
@@ -109,8 +149,10 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
     int idx;
     const mc_alg_t *alg = mc_select(ctx, a, &idx);
     if (!alg) return 0;
+    uint64_t dav = mc_dav_bytes, syncs = mc_sync_events;
     *rc = alg->fn(ctx, a);
     mc_stats_handled(a->coll, idx, a->bytes);
+    mc_stats_shm(a->coll, mc_dav_bytes - dav, mc_sync_events - syncs);
     mc_stats_set_last(a->coll, alg->name);
     mc_raise(comm, *rc);
     return 1;

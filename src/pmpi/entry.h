@@ -20,6 +20,9 @@ typedef struct mc_dt {
 int mc_dt_get(MPI_Datatype t, mc_dt_t *d);
 /* The communicator is valid, intra, and MPI is running. */
 int mc_comm_ok(MPI_Comm comm);
+/* mc_comm_ok, and the communicator's size and this rank (from the cached context when the
+ * thread used comm last). */
+int mc_comm_dims(MPI_Comm comm, int *size, int *rank);
 /* (op, type) may be handled: a predefined op on a predefined type of its class, or a
  * user-defined op on an element-contiguous type. Sets *commute. */
 int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute);

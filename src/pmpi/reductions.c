@@ -43,9 +43,8 @@ int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     mc_args_t a;
     int rc, size, rank;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count)) {
-        PMPI_Comm_size(comm, &size);
-        PMPI_Comm_rank(comm, &rank);
+    if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
+        mc_comm_dims(comm, &size, &rank)) {
         int in_place_ok = sbuf != MPI_IN_PLACE || rank == root;
         a.root = root;
         if (root >= 0 && root < size && in_place_ok && mc_run(comm, &a, &rc)) return rc;
@@ -82,9 +81,9 @@ int MPI_Reduce_scatter_block(MC_CONST void *sbuf, void *rbuf, int count, MPI_Dat
                              MPI_Comm comm)
 {
     mc_args_t a = {.coll = MC_REDUCE_SCATTER_BLOCK}; /* bytes stay 0 if prep is skipped */
-    int rc, size = 0;
+    int rc, size = 0, rank;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (mc_comm_ok(comm)) PMPI_Comm_size(comm, &size);
+    if (!mc_comm_dims(comm, &size, &rank)) size = 0;
     size_t total = (size_t)count * (size_t)size;
     if (size && total <= INT_MAX && prep(&a, MC_REDUCE_SCATTER_BLOCK, sbuf, rbuf, count, dt, op, comm, total) &&
         mc_run(comm, &a, &rc))
@@ -116,9 +115,7 @@ int MPI_Reduce_scatter(MC_CONST void *sbuf, void *rbuf, MC_CONST int rcounts[], 
     size_t *cnt = NULL, *dsp = NULL, total = 0;
     int rc, size = 0, rank, handled = 0;
     if (mc_precheck(comm, 0, &rc)) return rc;
-    if (mc_comm_ok(comm) && rcounts) {
-        PMPI_Comm_size(comm, &size);
-        PMPI_Comm_rank(comm, &rank);
+    if (rcounts && mc_comm_dims(comm, &size, &rank)) {
         if (rs_counts(rcounts, size, &cnt, &dsp, &total) &&
             prep(&a, MC_REDUCE_SCATTER, sbuf, rbuf, rcounts[rank], dt, op, comm, total)) {
             a.counts = cnt;

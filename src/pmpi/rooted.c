@@ -10,10 +10,7 @@ static int typed_ok(int count, MPI_Datatype t, mc_dt_t *d) { return count >= 0 &
 
 static int comm_root_ok(MPI_Comm comm, int root, int *size, int *rank)
 {
-    if (!mc_comm_ok(comm)) return 0;
-    PMPI_Comm_size(comm, size);
-    PMPI_Comm_rank(comm, rank);
-    return root >= 0 && root < *size;
+    return mc_comm_dims(comm, size, rank) && root >= 0 && root < *size;
 }
 
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)

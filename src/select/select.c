@@ -62,6 +62,7 @@ static int first_rule[MC_NCOLL], last_rule[MC_NCOLL];
 enum { FORCE_AUTO = -2, FORCE_PMPI = -1 };
 static _Atomic int forced_idx[MC_NCOLL];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_int ready;       /* fast path past pthread_once once init ran */
 
 static int force_index(mc_coll_t c, const char *alg)
 {
@@ -85,6 +86,7 @@ static void init(void)
         if (idx == -3) mc_warn("MCOLL_%s_ALG=%s: no such algorithm, using the default", mc_coll_name(c), mc_cfg()->alg[c]);
         forced_idx[c] = idx == -3 ? FORCE_AUTO : idx;
     }
+    atomic_store_explicit(&ready, 1, memory_order_release);
 }
 
 int mc_sel_force(mc_coll_t c, const char *alg)
@@ -106,11 +108,17 @@ static void set_params(mc_args_t *a, const mc_rule_t *r)
     a->radix = mc_cfg_radix(a->coll, 4);
 }
 
+/* Only segmented / radix algorithms read the parameters (and the explain line shows them). */
+static inline void params_for(mc_args_t *a, const mc_alg_t *alg, const mc_rule_t *r)
+{
+    if (!alg || (alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) set_params(a, r);
+}
+
 static int size_class(size_t bytes) { return bytes ? mc_floor_log2((int)(bytes > (1u << 30) ? 1u << 30 : bytes)) + 1 : 0; }
 
-static void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
+static void explain_once(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
 {
-    if (!mc_cfg()->verbose || ctx->rank != 0) return;
+    if (ctx->rank != 0) return;
     uint64_t bit = (uint64_t)1 << size_class(a->bytes);
     if (ctx->explained[a->coll] & bit) return;
     ctx->explained[a->coll] |= bit;
@@ -119,9 +127,14 @@ static void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, cons
             alg ? alg->name : "pmpi", why, a->segsize, a->radix);
 }
 
+static inline void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
+{
+    if (mc_cfg()->verbose) explain_once(ctx, a, alg, why);
+}
+
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
 {
-    pthread_once(&once, init);
+    if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     int idx = forced_idx[a->coll], declined = 0;
     const mc_alg_t *alg;
     if (idx == FORCE_PMPI) {
@@ -130,7 +143,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
     }
     if (idx >= 0) {
         alg = mc_alg_at(a->coll, idx);
-        set_params(a, NULL);
+        params_for(a, alg, NULL);
         if (mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, "forced");
             *index = idx;
@@ -142,7 +155,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
         const mc_rule_t *r = &rules[i];
         if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
         alg = mc_alg_at(a->coll, rule_idx[i]);
-        set_params(a, r);
+        params_for(a, alg, r);
         if (alg && mc_alg_applicable(alg, ctx, a)) {
             explain(ctx, a, alg, declined ? "forced algorithm not applicable; default rule" : "default rule");
             *index = rule_idx[i];

@@ -28,9 +28,9 @@ static void ablocks(ablocks_t *a, const tcomm_t *c, const bcase_t *b, int isv)
 
 static void ablocks_free(ablocks_t *a)
 {
-    free(a->units);
-    free(a->elems);
-    free(a->displs);
+    xfree(a->units);
+    xfree(a->elems);
+    xfree(a->displs);
 }
 
 static int call_allgather(const tcomm_t *c, const bcase_t *b, int isv, const void *sb, int sn,
@@ -40,8 +40,8 @@ static int call_allgather(const tcomm_t *c, const bcase_t *b, int isv, const voi
     if (!isv) return MPI_Allgather(sb, sn, st, rb, (int)a->elems[0], rt, c->comm);
     int *cnt = to_int(a->elems, c->size), *dsp = to_int(a->displs, c->size);
     int rc = MPI_Allgatherv(sb, sn, st, rb, cnt, dsp, rt, c->comm);
-    free(cnt);
-    free(dsp);
+    xfree(cnt);
+    xfree(dsp);
     return rc;
 }
 
@@ -108,8 +108,8 @@ static void side(side_t *s, const tcomm_t *c, const bcase_t *b, int isv, int sen
 
 static void side_free(side_t *s)
 {
-    free(s->elems);
-    free(s->displs);
+    xfree(s->elems);
+    xfree(s->displs);
 }
 
 static int call_alltoall(const tcomm_t *c, const bcase_t *b, int isv, const void *sb,
@@ -120,10 +120,10 @@ static int call_alltoall(const tcomm_t *c, const bcase_t *b, int isv, const void
     int *sc = to_int(S->elems, c->size), *sd = to_int(S->displs, c->size);
     int *rcnt = to_int(R->elems, c->size), *rd = to_int(R->displs, c->size);
     int rc = MPI_Alltoallv(sb, sc, sd, st, rb, rcnt, rd, rt, c->comm);
-    free(sc);
-    free(sd);
-    free(rcnt);
-    free(rd);
+    xfree(sc);
+    xfree(sd);
+    xfree(rcnt);
+    xfree(rd);
     return rc;
 }
 
@@ -203,7 +203,7 @@ static void run_barrier(const tcomm_t *c, int late, int rounds)
                 break;
             }
         }
-    free(enter);
+    xfree(enter);
 }
 
 void check_barrier(const tcomm_t *comms, int ncomms)

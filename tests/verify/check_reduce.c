@@ -109,7 +109,7 @@ static long rexpect(const rcase_t *r, const void *buf, size_t n, size_t idx0, in
         tfail("%s[%zu]: got %s expected %s (reduction over ranks %d..%d)", what, i, gs, ws, lo, hi);
     }
     if (bad > 3) tfail("%s: %ld of %zu elements wrong", what, bad, n);
-    free(streams);
+    xfree(streams);
     return bad;
 }
 
@@ -142,8 +142,8 @@ static void run_reduce(const tcomm_t *c, const rcase_t *r)
         if (isroot) rexpect(r, rb, r->n, 0, 0, c->size - 1, "recvbuf");
         if (isroot) guard_intact(r, rb, r->n, "recvbuf");
     }
-    free(sb);
-    free(rb);
+    xfree(sb);
+    xfree(rb);
 }
 
 /* allreduce, scan, exscan: same buffers, different expected range. */
@@ -167,8 +167,8 @@ static void run_allish(const tcomm_t *c, const rcase_t *r, mc_coll_t which)
         guard_intact(r, rb, r->n, "recvbuf");
         if (which == MC_ALLREDUCE) tagree(c, result_hash(r, rb, r->n), "allreduce result (bitwise)");
     }
-    free(sb);
-    free(rb);
+    xfree(sb);
+    xfree(rb);
 }
 
 static void run_allreduce(const tcomm_t *c, const rcase_t *r) { run_allish(c, r, MC_ALLREDUCE); }
@@ -191,7 +191,7 @@ static void run_rs_any(const tcomm_t *c, const rcase_t *r, int isv)
     if (isv) {
         int *ic = to_int(cnt, p);
         rc = MPI_Reduce_scatter(s, rb, ic, vt_mpi_type(r->k), vt_mpi_op(r->op), c->comm);
-        free(ic);
+        xfree(ic);
     } else {
         rc = MPI_Reduce_scatter_block(s, rb, (int)r->n, vt_mpi_type(r->k), vt_mpi_op(r->op), c->comm);
     }
@@ -200,10 +200,10 @@ static void run_rs_any(const tcomm_t *c, const rcase_t *r, int isv)
         rexpect(r, rb, cnt[me], dsp[me], 0, p - 1, "recvbuf");
         guard_intact(r, rb, r->inplace ? total : cnt[me], "recvbuf");
     }
-    free(sb);
-    free(rb);
-    free(cnt);
-    free(dsp);
+    xfree(sb);
+    xfree(rb);
+    xfree(cnt);
+    xfree(dsp);
 }
 
 static void run_rs(const tcomm_t *c, const rcase_t *r) { run_rs_any(c, r, 1); }

@@ -61,9 +61,9 @@ static void vspec(vspec_t *v, const tcomm_t *c, const bcase_t *b, int isv, layou
 
 static void vspec_free(vspec_t *v)
 {
-    free(v->units);
-    free(v->elems);
-    free(v->displs);
+    xfree(v->units);
+    xfree(v->elems);
+    xfree(v->displs);
 }
 
 static int call_gather(const tcomm_t *c, const bcase_t *b, int isv, const void *sb, int sn,
@@ -73,8 +73,8 @@ static int call_gather(const tcomm_t *c, const bcase_t *b, int isv, const void *
     if (!isv) return MPI_Gather(sb, sn, st, rb, (int)v->elems[0], rt, b->root, c->comm);
     int *cnt = to_int(v->elems, c->size), *dsp = to_int(v->displs, c->size);
     int rc = MPI_Gatherv(sb, sn, st, rb, cnt, dsp, rt, b->root, c->comm);
-    free(cnt);
-    free(dsp);
+    xfree(cnt);
+    xfree(dsp);
     return rc;
 }
 
@@ -127,8 +127,8 @@ static int call_scatter(const tcomm_t *c, const bcase_t *b, int isv, const void 
     if (!isv) return MPI_Scatter(sb, (int)v->elems[0], st, rb, rn, rt, b->root, c->comm);
     int *cnt = to_int(v->elems, c->size), *dsp = to_int(v->displs, c->size);
     int rc = MPI_Scatterv(sb, cnt, dsp, st, rb, rn, rt, b->root, c->comm);
-    free(cnt);
-    free(dsp);
+    xfree(cnt);
+    xfree(dsp);
     return rc;
 }
 

@@ -23,9 +23,9 @@ static void expected_info(const tcomm_t *c, const int *world_of, int k, mcoll_co
     e->nnodes = nnodes;
     e->local_size = count[e->node];
     e->uniform_ppn = sizes_equal;
-    free(first);
-    free(vnode);
-    free(count);
+    xfree(first);
+    xfree(vnode);
+    xfree(count);
 }
 
 #define FIELD(f)                                                                               \
@@ -47,6 +47,6 @@ void check_topology(const tcomm_t *comms, int ncomms, int vnode_size)
                 FIELD(local_rank); FIELD(local_size); FIELD(uniform_ppn); FIELD(leader);
             }
         }
-        free(world_of);
+        xfree(world_of);
     }
 }

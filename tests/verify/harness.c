@@ -100,15 +100,21 @@ void tagree(const tcomm_t *c, uint64_t h, const char *what)
                 break;
             }
     }
-    free(all);
+    xfree(all);
 }
 
 void *xmalloc(size_t n)
 {
-    void *p = malloc(n ? n : 1);
+    void *p = T.heap ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
     if (!p) {
         fprintf(stderr, "mcoll-verify: out of memory (%zu bytes)\n", n);
         abort();
     }
     return p;
+}
+
+void xfree(void *p)
+{
+    if (T.heap) mcoll_free(p);
+    else free(p);
 }

@@ -19,6 +19,7 @@ typedef struct {
     uint32_t seed;
     int quick, verbose;
     int large_only;             /* --large: only the MB-sized cases */
+    int heap;                   /* --heap: buffers from the node-shared heap (mcoll_malloc) */
     int wrank, wsize;
     /* what runs now */
     const char *coll;
@@ -52,6 +53,8 @@ void talg(int noncommutative);
 /* Every rank of c must hold the same hash (e.g. allreduce results, bitwise). */
 void tagree(const tcomm_t *c, uint64_t h, const char *what);
 
+/* Test memory: malloc, or the shared heap with --heap (then free it with xfree). */
 void *xmalloc(size_t n);
+void xfree(void *p);
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 #endif

@@ -64,7 +64,7 @@ void tbuf_alloc(tbuf_t *b, size_t unit, size_t units)
 
 void tbuf_free(tbuf_t *b)
 {
-    free(b->mem);
+    xfree(b->mem);
     free(b->mark);
     b->mem = b->mark = NULL;
 }

@@ -1,10 +1,12 @@
 /* mcoll-verify: every collective x every registered algorithm against independently computed
  * results. Usage:
  *   mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]
- *                [--seed N] [--vnode K] [--timeout SECONDS] [--verbose [--verbose]]
+ *                [--seed N] [--vnode K] [--timeout SECONDS] [--heap] [--verbose [--verbose]]
+ * --heap: every buffer comes from the node-shared heap (mcoll_malloc): the zero-copy path.
  * Default: the whole plan. --quick: without the MB-sized cases and with fewer cases on the
  * extra communicators. --large: only the MB-sized cases.
  * --alg all: each registered algorithm forced in turn (mcoll_set_alg), then "auto".
+ * --alg LIST: the algorithms named (comma-separated; "shm_*" = every name with that prefix).
  * --alg env: nothing forced; MCOLL_<COLL>_ALG from the environment must be what runs.
  * --vnode K: also check mcoll_comm_info for virtual nodes of K ranks (run with
  *            MCOLL_VNODE_SIZE=K). Exit status 0 only when every check passed on every rank. */
@@ -38,7 +40,7 @@ typedef struct {
 static void usage(void)
 {
     fprintf(stderr, "usage: mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]\n"
-                    "                    [--seed N] [--vnode K] [--timeout S] [--verbose [--verbose]]\n");
+                    "                    [--seed N] [--vnode K] [--timeout S] [--heap] [--verbose [--verbose]]\n");
     exit(2);
 }
 
@@ -52,6 +54,7 @@ static void parse(int argc, char **argv, opts_t *o)
         if (!strcmp(a, "--quick")) T.quick = 1;
         else if (!strcmp(a, "--large")) T.large_only = 1;
         else if (!strcmp(a, "--verbose")) T.verbose++;
+        else if (!strcmp(a, "--heap")) T.heap = 1;
         else if (!v) usage();
         else if (!strcmp(a, "--coll")) o->coll = argv[++i];
         else if (!strcmp(a, "--alg")) o->alg = argv[++i];
@@ -193,6 +196,19 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
+/* --alg: "all", or a comma list of names and prefixes ("shm_*"). */
+static int alg_matches(const char *list, const char *name)
+{
+    if (!strcmp(list, "all")) return 1;
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n && s[n - 1] == '*' ? !strncmp(s, name, n - 1) : strlen(name) == n && !strncmp(s, name, n))
+            return 1;
+        s += n + (s[n] == ',');
+    }
+    return 0;
+}
+
 /* Returns how many algorithm runs the options select for this collective. */
 static int run_coll(int ci, const opts_t *o, const tcomm_t *comms, int ncomms)
 {
@@ -204,7 +220,7 @@ static int run_coll(int ci, const opts_t *o, const tcomm_t *comms, int ncomms)
     }
     for (int i = 0; i < mcoll_alg_count(coll); i++) {
         const char *a = mcoll_alg_name(coll, i);
-        if (a && (!strcmp(o->alg, "all") || !strcmp(o->alg, a))) {
+        if (a && alg_matches(o->alg, a)) {
             run_alg(ci, a, ALG_FORCED, comms, ncomms);
             runs++;
         }

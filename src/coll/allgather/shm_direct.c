@@ -1,0 +1,11 @@
+/* Allgather by address posting: the allgatherv direct algorithm on the uniform layout.
+ * The mechanism lives in allgatherv/shm_common.c. */
+#include "../allgatherv/shm_common.h"
+
+static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_allgatherv(ctx, a, MC_MV_DIRECT); }
+
+const mc_alg_t mc_alg_allgather_shm_direct = {
+    .coll = MC_ALLGATHER, .name = "shm_direct",
+    .doc = "every rank posts its block; each reads every peer's block straight into rbuf (zero copy or CMA, order r+1, r+2, ...; pipe when unreachable); DAV 2p^2 m",
+    .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_allgather_direct, .dav = mc_mv_dav_allgather_direct, .flags = 0,
+};

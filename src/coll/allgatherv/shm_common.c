@@ -1,0 +1,569 @@
+/* Shared-memory data movement: one pipelined engine over "channels" of the node region, and
+ * the address-posting (direct) protocol, for every byte collective (see shm_common.h). */
+#include "shm_common.h"
+#include "../../core/config.h"
+#include "../../p2p/p2p.h"
+
+/* Slice bounds. A slice is the unit of pipelining: the writer copies slice k in while the
+ * readers copy slice k-1 out, so a message of n slices costs about (n + 1) slice copies.
+ * Large slices amortize the flag round trip (~0.2 us) and stay far below the L2 of a core,
+ * so a slice just written is still in cache when a reader takes it. */
+#define MV_SLICE_MAX ((size_t)256 << 10)
+#define MV_SLICE_MIN ((size_t)16 << 10)
+/* Messages of a few slices are cut into at least this many, for overlap. */
+#define MV_SLICE_DIV 4
+
+static size_t min_sz(size_t x, size_t y) { return x < y ? x : y; }
+static size_t max_sz(size_t x, size_t y) { return x > y ? x : y; }
+static size_t floor_line(size_t n) { return n / MC_LINE * MC_LINE; }
+static size_t nslices(size_t len, size_t slice) { return (len + slice - 1) / slice; }
+
+/* Slice size: what one buffer of the layout holds (cap), at most MV_SLICE_MAX, and for a
+ * message (hint, known to every rank; 0 = unknown) of a few slices a quarter of it. Writer
+ * and readers of a channel compute it from the same values, so they agree. */
+static size_t slice_of(size_t cap, size_t hint)
+{
+    size_t s = MV_SLICE_MAX;
+    if (hint) {
+        size_t q = (hint / MV_SLICE_DIV + MC_LINE - 1) / MC_LINE * MC_LINE;
+        if (q < s) s = max_sz(q, MV_SLICE_MIN);
+    }
+    return min_sz(s, cap);
+}
+
+/* ================================================================ pipe engine */
+/* A writer's channel: its bytes go through two buffers of the region (shm, shm + slice),
+ * slice k in buffer k % 2; `reader` reads it (-1: every other rank). */
+typedef struct {
+    char *shm;
+    const char *src;
+    size_t len;
+    int reader;
+} mv_out_t;
+
+/* A reader's channel from `writer` (the same shm and len as the writer's). */
+typedef struct {
+    const char *shm;
+    char *dst;
+    size_t len;
+    int writer;
+} mv_in_t;
+
+typedef struct {
+    mc_shm_t *sh;
+    size_t slice;
+    size_t W, C;               /* adaptive copy: working set and cache capacity */
+    int nout, nin;
+    mv_out_t *out;
+    mv_in_t *in;
+    const char *lsrc;          /* own block, copied in slices alongside (skipped in place) */
+    char *ldst;
+    size_t llen;
+} mv_pipe_t;
+
+/* Small channels (one slice of at most MC_INLINE bytes) travel in the writer's STEP flag
+ * line: the reader touches the one line it waits on. */
+static char *inline_buf(mc_shm_t *sh, int writer) { return (char *)mc_flag(sh, MC_F_STEP, writer)->data; }
+
+/* Step k: before refilling buffer k % 2 a writer waits until its readers finished slice
+ * k - 2 (their AUX flag reached k - 1); after copying it publishes STEP = k + 1. */
+static void pipe_write(mv_pipe_t *pp, size_t k)
+{
+    mc_shm_t *sh = pp->sh;
+    size_t off = k * pp->slice;
+    int any = 0;
+    for (int c = 0; c < pp->nout; c++) {
+        const mv_out_t *o = &pp->out[c];
+        if (o->len <= off) continue;
+        if (k >= 2) {
+            if (o->reader < 0) mc_shm_wait_all(sh, MC_F_AUX, (uint32_t)(k - 1));
+            else mc_shm_wait(sh, MC_F_AUX, o->reader, (uint32_t)(k - 1));
+        }
+        mc_copy_adaptive(o->shm + (k & 1) * pp->slice, o->src + off, min_sz(pp->slice, o->len - off), 0,
+                         pp->W, pp->C);
+        any = 1;
+    }
+    if (any) mc_shm_set(sh, MC_F_STEP, (uint32_t)(k + 1));
+}
+
+/* Reads slice j of every channel that has one, then acknowledges it. A writer waits for
+ * acknowledgements up to (its slices) - 2 only, and a reader's last slice count is at least
+ * every channel's, so the acknowledgements of the last two slices are never needed. */
+static void pipe_read(mv_pipe_t *pp, size_t j, size_t kin)
+{
+    mc_shm_t *sh = pp->sh;
+    size_t off = j * pp->slice;
+    for (int c = 0; c < pp->nin; c++) {
+        const mv_in_t *in = &pp->in[c];
+        if (in->len <= off) continue;
+        mc_shm_wait(sh, MC_F_STEP, in->writer, (uint32_t)(j + 1));
+        mc_copy_adaptive(in->dst + off, in->shm + (j & 1) * pp->slice, min_sz(pp->slice, in->len - off), 1,
+                         pp->W, pp->C);
+    }
+    if (j + 2 < kin) mc_shm_set(sh, MC_F_AUX, (uint32_t)(j + 1));
+}
+
+/* yhccl Algorithms 3-4 generalized: iteration k writes slice k of this rank's channels,
+ * copies slice k of its own block, and reads slice k - 1 of the channels it receives. A wait
+ * in iteration k only depends on other ranks' iteration k - 1, so no cycle can form. The op
+ * was begun by the caller. */
+static int pipe_run(mv_pipe_t *pp)
+{
+    mc_shm_t *sh = pp->sh;
+    size_t kout = 0, kin = 0, kl = 0;
+    for (int c = 0; c < pp->nout; c++) kout = max_sz(kout, nslices(pp->out[c].len, pp->slice));
+    for (int c = 0; c < pp->nin; c++) kin = max_sz(kin, nslices(pp->in[c].len, pp->slice));
+    if (pp->lsrc != pp->ldst) kl = nslices(pp->llen, pp->slice);
+    size_t K = max_sz(max_sz(kout, kl), kin ? kin + 1 : 0);
+    int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
+    for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
+    if (kout && inl) mc_shm_quiesce_inline(sh);
+    else if (kout) mc_shm_quiesce(sh);
+    for (size_t k = 0; k < K; k++) {
+        if (k < kout) pipe_write(pp, k);
+        if (k < kl) {
+            size_t off = k * pp->slice;
+            mc_copy_adaptive(pp->ldst + off, pp->lsrc + off, min_sz(pp->slice, pp->llen - off), 1, pp->W,
+                             pp->C);
+        }
+        if (k >= 1 && k - 1 < kin) pipe_read(pp, k - 1, kin);
+    }
+    mc_shm_end(sh);
+    return MPI_SUCCESS;
+}
+
+static void pipe_init(mv_pipe_t *pp, mc_shm_t *sh, size_t slice, size_t user_bytes, size_t shm_bytes)
+{
+    *pp = (mv_pipe_t){.sh = sh, .slice = slice};
+    pp->W = mc_shm_ws(user_bytes, shm_bytes);
+    pp->C = mc_cache_capacity(sh->p);
+}
+
+static void pipe_local(mv_pipe_t *pp, const void *src, void *dst, size_t len)
+{
+    pp->lsrc = src;
+    pp->ldst = dst;
+    pp->llen = len;
+}
+
+/* ---------------------------------------------------------------- pipe collectives */
+/* Only the root writes: its two buffers split the whole data area. */
+static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
+{
+    int p = sh->p, root = a->root;
+    size_t n = a->count;
+    mv_pipe_t pp;
+    mv_out_t out;
+    mv_in_t in;
+    mc_shm_begin(sh);
+    pipe_init(&pp, sh, slice_of(floor_line(sh->data_len / 2), n), n * (size_t)p, 0);
+    pp.W += 2 * pp.slice;
+    char *buf = n <= MC_INLINE ? inline_buf(sh, root) : sh->data;
+    if (sh->r == root) {
+        out = (mv_out_t){buf, a->rbuf, n, -1};
+        pp.out = &out;
+        pp.nout = 1;
+    } else {
+        in = (mv_in_t){buf, a->rbuf, n, root};
+        pp.in = &in;
+        pp.nin = 1;
+    }
+    return pipe_run(&pp);
+}
+
+/* Rank w's block goes through the two buffers of its slot (or its flag line). */
+static char *ag_buf(mc_shm_t *sh, int w, size_t len)
+{
+    return len <= MC_INLINE ? inline_buf(sh, w) : mc_shm_slot_of(sh, w);
+}
+
+static int allgatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
+{
+    int p = sh->p, r = sh->r;
+    size_t mine = mc_blk_len(b, r), longest = 0, total = 0;
+    for (int i = 0; i < p; i++) {
+        longest = max_sz(longest, mc_blk_len(b, i));
+        total += mc_blk_len(b, i);
+    }
+    mv_pipe_t pp;
+    mv_out_t out;
+    mv_in_t in[p];
+    mc_shm_begin(sh);
+    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), longest), total * (size_t)(p + 1), 0);
+    pp.W += 2 * (size_t)p * pp.slice;
+    if (p > 1 && mine) {
+        out = (mv_out_t){ag_buf(sh, r, mine), a->sbuf, mine, -1};
+        pp.out = &out;
+        pp.nout = 1;
+    }
+    pp.in = in;
+    for (int j = 1; j < p; j++) {   /* staggered: rank r starts with r + 1 */
+        int w = (r + j) % p;
+        size_t len = mc_blk_len(b, w);
+        if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len), (char *)a->rbuf + mc_blk_off(b, w), len, w};
+    }
+    pipe_local(&pp, a->sbuf, (char *)a->rbuf + mc_blk_off(b, r), mine);
+    return pipe_run(&pp);
+}
+
+/* Non-roots write their block through their slot; the root reads them all. b is
+ * significant at the root only (non-roots know their own count). */
+static int gatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+{
+    int p = sh->p, r = sh->r, root = a->root;
+    mv_pipe_t pp;
+    mv_out_t out;
+    mv_in_t in[p];
+    mc_shm_begin(sh);
+    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 3 * a->count * (size_t)p, 0);
+    pp.W += 2 * (size_t)p * pp.slice;
+    if (r != root) {
+        if (a->count) {
+            out = (mv_out_t){ag_buf(sh, r, a->count), a->sbuf, a->count, root};
+            pp.out = &out;
+            pp.nout = 1;
+        }
+        return pipe_run(&pp);
+    }
+    pp.in = in;
+    for (int j = 1; j < p; j++) {
+        int w = (r + j) % p;
+        size_t len = mc_blk_len(b, w);
+        if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len), (char *)a->rbuf + mc_blk_off(b, w), len, w};
+    }
+    pipe_local(&pp, a->sbuf, (char *)a->rbuf + mc_blk_off(b, r), a->count);
+    return pipe_run(&pp);
+}
+
+/* The root writes rank d's block through d's slot; each rank reads its own. */
+static int scatterv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+{
+    int p = sh->p, r = sh->r, root = a->root;
+    mv_pipe_t pp;
+    mv_out_t out[p];
+    mv_in_t in;
+    mc_shm_begin(sh);
+    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 3 * a->count * (size_t)p, 0);
+    pp.W += 2 * (size_t)p * pp.slice;
+    if (r != root) {
+        if (a->count) {
+            in = (mv_in_t){mc_shm_slot_of(sh, r), a->rbuf, a->count, root};
+            pp.in = &in;
+            pp.nin = 1;
+        }
+        return pipe_run(&pp);
+    }
+    pp.out = out;
+    for (int j = 1; j < p; j++) {
+        int d = (r + j) % p;
+        size_t len = mc_blk_len(b, d);
+        if (len) out[pp.nout++] = (mv_out_t){mc_shm_slot_of(sh, d), (const char *)a->sbuf + mc_blk_off(b, d), len, d};
+    }
+    pipe_local(&pp, (const char *)a->sbuf + mc_blk_off(b, r), a->rbuf, a->count);
+    return pipe_run(&pp);
+}
+
+/* Pair (w, d) owns two buffers at sub-slot w * p + d of the data area. */
+static size_t a2a_sub(const mc_shm_t *sh) { return floor_line(sh->data_len / ((size_t)sh->p * (size_t)sh->p)); }
+
+static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, const mc_blk_t *rb,
+                          size_t hint)
+{
+    int p = sh->p, r = sh->r;
+    size_t sub = a2a_sub(sh), total = 0;
+    for (int i = 0; i < p; i++) total += mc_blk_len(sb, i);
+    mv_pipe_t pp;
+    mv_out_t out[p];
+    mv_in_t in[p];
+    mc_shm_begin(sh);
+    pipe_init(&pp, sh, slice_of(floor_line(sub / 2), hint), 2 * total * (size_t)p, 0);
+    pp.W += 2 * (size_t)p * (size_t)p * pp.slice;
+    pp.out = out;
+    pp.in = in;
+    for (int j = 1; j < p; j++) {
+        int d = (r + j) % p, w = (r - j + p) % p;   /* writer r - 1 serves r first */
+        size_t sl = mc_blk_len(sb, d), rl = mc_blk_len(rb, w);
+        if (sl)
+            out[pp.nout++] = (mv_out_t){sh->data + ((size_t)r * (size_t)p + (size_t)d) * sub,
+                                        (const char *)a->sbuf + mc_blk_off(sb, d), sl, d};
+        if (rl)
+            in[pp.nin++] = (mv_in_t){sh->data + ((size_t)w * (size_t)p + (size_t)r) * sub,
+                                     (char *)a->rbuf + mc_blk_off(rb, w), rl, w};
+    }
+    pipe_local(&pp, (const char *)a->sbuf + mc_blk_off(sb, r), (char *)a->rbuf + mc_blk_off(rb, r),
+               mc_blk_len(rb, r));
+    return pipe_run(&pp);
+}
+
+/* ================================================================ direct (address posting) */
+/* Starts a direct op: posts buf (slot 0) and, when given, a table of p offsets in this
+ * rank's data slot (peers look up where their part lies); waits for every rank's post.
+ * Returns 1 when every rank can reach every post; 0 after ending the op (nothing was read):
+ * the caller then runs the pipe instead. */
+static int direct_open(mc_shm_t *sh, const void *buf, size_t len, const size_t *table)
+{
+    mc_shm_begin(sh);
+    /* the posts are shared data too: a slower rank may still read our previous post (to
+     * decide reachability) until it is done with the previous op */
+    mc_shm_quiesce(sh);
+    if (table) {
+        size_t *t = (size_t *)mc_shm_slot_of(sh, sh->r);
+        for (int i = 0; i < sh->p; i++) t[i] = table[i];
+    }
+    mc_shm_post(sh, 0, buf, len);
+    mc_shm_set(sh, MC_F_STEP, 1);
+    mc_shm_wait_all(sh, MC_F_STEP, 1);
+    if (mc_shm_all_reachable(sh, 0)) return 1;
+    mc_shm_end(sh);
+    return 0;
+}
+
+static size_t peer_table(mc_shm_t *sh, int rank, int i) { return ((const size_t *)mc_shm_slot_of(sh, rank))[i]; }
+
+/* Ends a direct op; a rank whose post peers used waits until they all finished. */
+static int direct_close(mc_shm_t *sh, int posted_used, int rc)
+{
+    mc_shm_end(sh);
+    if (posted_used) mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END);
+    return rc;
+}
+
+/* The own block (user buffer to user buffer), unless in place. */
+static void local_copy(mc_shm_t *sh, void *dst, const void *src, size_t n, size_t user_bytes)
+{
+    if (dst != src && n) mc_copy_adaptive(dst, src, n, 1, mc_shm_ws(user_bytes, 0), mc_cache_capacity(sh->p));
+}
+
+/* Readers take the root's buffer in p - 1 chunks, reader v starting with chunk v - 1, so the
+ * readers spread over the source instead of all streaming the same lines. */
+static int bcast_direct(mc_shm_t *sh, const mc_args_t *a)
+{
+    int p = sh->p, root = a->root, rc = MPI_SUCCESS;
+    size_t n = a->count;
+    if (!direct_open(sh, a->rbuf, n, NULL)) return bcast_pipe(sh, a);
+    if (sh->r != root) {
+        int v = mc_vrank(sh->r, root, p), nch = p - 1;
+        for (int i = 0; i < nch && rc == MPI_SUCCESS; i++) {
+            int c = (v - 1 + i) % nch;
+            size_t off = mc_part_start(n, nch, c), len = mc_part_len(n, nch, c);
+            if (len) rc = mc_peer_read(sh, root, 0, off, (char *)a->rbuf + off, len);
+        }
+    }
+    return direct_close(sh, sh->r == root, rc);
+}
+
+static size_t blk_extent(const mc_blk_t *b, int p)
+{
+    size_t e = 0;
+    for (int i = 0; i < p; i++)
+        if (mc_blk_len(b, i)) e = max_sz(e, mc_blk_off(b, i) + mc_blk_len(b, i));
+    return e;
+}
+
+static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
+{
+    int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
+    size_t mine = mc_blk_len(b, r);
+    if (!direct_open(sh, a->sbuf, mine, NULL)) return allgatherv_pipe(sh, a, b);
+    for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
+        int w = (r + j) % p;
+        size_t len = mc_blk_len(b, w);
+        if (len) rc = mc_peer_read(sh, w, 0, 0, (char *)a->rbuf + mc_blk_off(b, w), len);
+    }
+    local_copy(sh, (char *)a->rbuf + mc_blk_off(b, r), a->sbuf, mine, blk_extent(b, p) * (size_t)(p + 1));
+    return direct_close(sh, 1, rc);
+}
+
+/* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
+ * it. b is significant at the root only. */
+static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+{
+    int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
+    int is_root = r == root, v = a->coll == MC_GATHERV;   /* b->cnt is NULL off the root */
+    const size_t *table = is_root && v ? b->dsp : NULL;
+    if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table))
+        return gatherv_pipe(sh, a, b, hint);
+    if (!is_root) {
+        size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
+        if (a->count) rc = mc_peer_write(sh, root, 0, off, a->sbuf, a->count);
+    } else {
+        local_copy(sh, (char *)a->rbuf + mc_blk_off(b, r), a->sbuf, a->count, 2 * blk_extent(b, p));
+    }
+    return direct_close(sh, is_root, rc);
+}
+
+/* The root posts sbuf (and for scatterv its displacements); every rank reads its block. */
+static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+{
+    int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
+    int is_root = r == root, v = a->coll == MC_SCATTERV;  /* b->cnt is NULL off the root */
+    const size_t *table = is_root && v ? b->dsp : NULL;
+    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table))
+        return scatterv_pipe(sh, a, b, hint);
+    if (!is_root) {
+        size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
+        if (a->count) rc = mc_peer_read(sh, root, 0, off, a->rbuf, a->count);
+    } else {
+        local_copy(sh, a->rbuf, (const char *)a->sbuf + mc_blk_off(b, r), a->count, 2 * blk_extent(b, p));
+    }
+    return direct_close(sh, is_root, rc);
+}
+
+/* Read-based: every rank posts sbuf (and for alltoallv its send displacements) and reads
+ * its block from every peer, starting with r + 1. */
+static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, const mc_blk_t *rb,
+                            size_t hint)
+{
+    int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
+    if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL))
+        return alltoallv_pipe(sh, a, sb, rb, hint);
+    for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
+        int w = (r + j) % p;
+        size_t len = mc_blk_len(rb, w);
+        size_t off = sb->cnt ? peer_table(sh, w, r) : (size_t)r * sb->count;
+        if (len) rc = mc_peer_read(sh, w, 0, off, (char *)a->rbuf + mc_blk_off(rb, w), len);
+    }
+    local_copy(sh, (char *)a->rbuf + mc_blk_off(rb, r), (const char *)a->sbuf + mc_blk_off(sb, r),
+               mc_blk_len(rb, r), (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p);
+    return direct_close(sh, 1, rc);
+}
+
+/* ================================================================ entry points */
+int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
+    return how == MC_MV_DIRECT ? bcast_direct(sh, a) : bcast_pipe(sh, a);
+}
+
+int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int uniform = a->coll == MC_ALLGATHER;
+    mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
+    if (uniform && a->count == 0) return MPI_SUCCESS;
+    return how == MC_MV_DIRECT ? allgatherv_direct(sh, a, &b) : allgatherv_pipe(sh, a, &b);
+}
+
+int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int uniform = a->coll == MC_GATHER;
+    mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
+    if (uniform && a->count == 0) return MPI_SUCCESS;
+    size_t hint = uniform ? a->count : 0;
+    return how == MC_MV_DIRECT ? gatherv_direct(sh, a, &b, hint) : gatherv_pipe(sh, a, &b, hint);
+}
+
+int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int uniform = a->coll == MC_SCATTER;
+    mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
+    if (uniform && a->count == 0) return MPI_SUCCESS;
+    size_t hint = uniform ? a->count : 0;
+    return how == MC_MV_DIRECT ? scatterv_direct(sh, a, &b, hint) : scatterv_pipe(sh, a, &b, hint);
+}
+
+int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int uniform = a->coll == MC_ALLTOALL;
+    mc_blk_t sb = {uniform ? NULL : a->scounts, uniform ? NULL : a->sdispls, a->count};
+    mc_blk_t rb = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
+    if (uniform && a->count == 0) return MPI_SUCCESS;
+    size_t hint = uniform ? a->count : 0;
+    return how == MC_MV_DIRECT ? alltoallv_direct(sh, a, &sb, &rb, hint)
+                               : alltoallv_pipe(sh, a, &sb, &rb, hint);
+}
+
+/* ================================================================ applicability */
+/* The data area the region will have (region.c rounds MCOLL_SHM_SIZE up to pages). */
+static size_t data_len_cfg(void)
+{
+    long s = mc_cfg()->shm_size;
+    size_t n = s > 0 ? (size_t)s : (size_t)1 << 20;
+    return (n + 4095) / 4096 * 4096;
+}
+
+int mc_mv_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    if (!mc_shm_alg_ok(ctx, a)) return 0;
+    size_t p = (size_t)ctx->size, slot = floor_line(data_len_cfg() / p);
+    return slot >= 2 * MC_LINE && slot >= p * sizeof(size_t);
+}
+
+int mc_mv_ok_a2a(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    size_t p = (size_t)ctx->size;
+    return mc_mv_ok(ctx, a) && floor_line(data_len_cfg() / (p * p)) >= 2 * MC_LINE;
+}
+
+/* ================================================================ models */
+/* bcast pipe: root copy-in 2m + (p - 1) copy-outs 2m (none at p = 1). */
+double mc_mv_dav_bcast_pipe(const mc_cost_in_t *in) { return in->p > 1 ? 2.0 * in->p * in->m : 0; }
+/* bcast direct: each of the p - 1 readers copies m from the root's buffer. */
+double mc_mv_dav_bcast_direct(const mc_cost_in_t *in) { return 2.0 * (in->p - 1) * in->m; }
+/* allgather pipe: p copy-ins, p (p - 1) copy-outs, and p own blocks copied sbuf -> rbuf
+ * directly (0 in place); p = 1 only copies its own block. */
+double mc_mv_dav_allgather_pipe(const mc_cost_in_t *in)
+{
+    return in->p > 1 ? 2.0 * in->p * (in->p + 1) * in->m : 2.0 * in->m;
+}
+/* allgather direct: every rank reads p - 1 blocks and copies its own. */
+double mc_mv_dav_allgather_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->p * in->m; }
+/* gather/scatter pipe: p - 1 blocks in and out of the region, plus the root's own block. */
+double mc_mv_dav_rooted_pipe(const mc_cost_in_t *in) { return 2.0 * (2 * in->p - 1) * in->m; }
+/* gather/scatter direct: p - 1 blocks straight between user buffers, plus the root's own. */
+double mc_mv_dav_rooted_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->m; }
+/* alltoall pipe: every rank moves p - 1 blocks in, p - 1 out and its own (m = one block). */
+double mc_mv_dav_alltoall_pipe(const mc_cost_in_t *in) { return 2.0 * in->p * (2 * in->p - 1) * in->m; }
+double mc_mv_dav_alltoall_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->p * in->m; }
+/* alltoallv: m = all bytes a rank sends (p blocks). */
+double mc_mv_dav_alltoallv_pipe(const mc_cost_in_t *in) { return 2.0 * (2 * in->p - 1) * in->m; }
+double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->m; }
+
+/* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
+ * two flag round trips. Direct: one round trip per peer's post, then single copies. */
+double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 2 * h->alpha + 1.25 * h->beta * in->m;
+}
+double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return in->p * h->alpha + h->beta * in->m;
+}
+double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 2 * h->alpha + h->beta * in->m * (in->p + 1);
+}
+double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return in->p * h->alpha + h->beta * in->m * in->p;
+}
+double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 2 * h->alpha + h->beta * in->m * in->p;
+}
+double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return in->p * h->alpha + h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0);
+}
+double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 2 * h->alpha + h->beta * in->m * (2 * in->p - 1);
+}
+double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return in->p * h->alpha + h->beta * in->m * in->p;
+}

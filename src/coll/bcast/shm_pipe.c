@@ -1,0 +1,11 @@
+/* Broadcast through the node region, pipelined in double-buffered slices (yhccl Algorithm 3).
+ * The mechanism lives in allgatherv/shm_common.c. */
+#include "../allgatherv/shm_common.h"
+
+static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_bcast(ctx, a, MC_MV_PIPE); }
+
+const mc_alg_t mc_alg_bcast_shm_pipe = {
+    .coll = MC_BCAST, .name = "shm_pipe",
+    .doc = "node region: root copies slice k into buffer k%2 while readers copy slice k-1 out (yhccl Alg. 3, adaptive nt copies; <= 120 B inline in the root's flag line); DAV 2pm",
+    .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_bcast_pipe, .dav = mc_mv_dav_bcast_pipe, .flags = 0,
+};

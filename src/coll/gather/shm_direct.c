@@ -1,0 +1,11 @@
+/* Gather by address posting (pip-mcoll III-C): every rank writes into the root's buffer.
+ * The mechanism lives in allgatherv/shm_common.c. */
+#include "../allgatherv/shm_common.h"
+
+static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_gatherv(ctx, a, MC_MV_DIRECT); }
+
+const mc_alg_t mc_alg_gather_shm_direct = {
+    .coll = MC_GATHER, .name = "shm_direct",
+    .doc = "root posts rbuf; every rank writes its block straight into it (zero copy or CMA; pipe when unreachable); DAV 2pm",
+    .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_rooted_direct, .dav = mc_mv_dav_rooted_direct, .flags = 0,
+};

@@ -1,0 +1,712 @@
+/* Shared-memory reductions: MA (flat and socket-aware), DPML-like, direct, and the windowed
+ * scan. See shm_common.h for the vocabulary (windows, pieces, destinations). */
+#include "shm_common.h"
+#include "../../core/config.h"
+#include "../../p2p/p2p.h"
+
+static size_t round_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+static size_t min_sz(size_t x, size_t y)
+{
+    return x < y ? x : y;
+}
+static size_t max_sz(size_t x, size_t y)
+{
+    return x > y ? x : y;
+}
+
+/* The data area the region has or will have (region.c rounds MCOLL_SHM_SIZE to pages). */
+static size_t data_len_of(const mc_ctx_t *ctx)
+{
+    if (ctx->shm) return ctx->shm->data_len;
+    long s = mc_cfg()->shm_size;
+    return round_up(s > 0 ? (size_t)s : (size_t)1 << 20, 4096);
+}
+
+static size_t blk_count(const mc_args_t *a, const mc_sr_job_t *job, int i)
+{
+    return job->counts ? job->counts[i] : a->count;
+}
+static size_t blk_displ(const mc_args_t *a, const mc_sr_job_t *job, int i)
+{
+    return job->displs ? job->displs[i] : (size_t)i * a->count;
+}
+
+/* Elements of the whole input vector of one rank. */
+static size_t input_count(const mc_args_t *a, const mc_sr_job_t *job, int p)
+{
+    if (job->dest != MC_SR_RS) return a->count;
+    if (!job->counts) return a->count * (size_t)p;
+    size_t n = 0;
+    for (int i = 0; i < p; i++) n += job->counts[i];
+    return n;
+}
+
+/* out = a op b where out may start below a inside it (in-place reduce_scatter: the result of
+ * block r goes to the front of the buffer that holds block r further on). Chunks no longer
+ * than the distance keep every write behind the reads still to come. */
+static int red3_fwd(const mc_red_t *red, char *out, const char *a, const char *b, size_t n)
+{
+    size_t ext = red->extent;
+    if (out < a && a < out + n * ext) {
+        size_t d = (size_t)(a - out) / ext;
+        for (size_t i = 0; i < n; i += d) {
+            int rc = mc_red3(red, out + i * ext, a + i * ext, b + i * ext, min_sz(d, n - i));
+            if (rc != MPI_SUCCESS) return rc;
+        }
+        return MPI_SUCCESS;
+    }
+    return mc_red3(red, out, a, b, n);
+}
+
+/* ================================================================ movement-avoiding engine
+ *
+ * Level 1 (every socket s of n_s ranks, or the whole node as one socket): at step j member t
+ * handles slice (t+1+j) mod n_s of the window; step 0 copies its part of the slice into the
+ * socket's partial, later steps reduce its part into it. Before step j > 0 it waits until the
+ * next member finished step j-1 (which worked on the same slice). Flat (one socket): slices
+ * are the pieces and the last step (piece t) writes to the destination (reduce_scatter:
+ * red3 into rbuf) or reduces in place (allreduce/reduce). Level 2 (m > 1 sockets): after all
+ * level-1 steps of the window, rank r reduces piece r across the m partials (into its rbuf,
+ * or into partial 0). Copy-out (allreduce: every rank, reduce: root) of window w happens
+ * after the reductions of window w+1 when double buffered, so it overlaps them.
+ *
+ * Flags: STEP = window * S + level-1 step + 1, window * S + S after level 2 (S = largest
+ * socket + 1; flat: S = p). AUX = windows copied out. A buffer is rewritten (step 0 of window
+ * w) only after everybody finished window w - nbuf with it.
+ *
+ * DAV per byte of input: level 1 of a socket of n: 1 copy + (n-1) reductions = 3n - 1;
+ * level 2: 3(m-1); so s(3p - m) + 3s(m-1) = s(3p + 2m - 3) for any socket sizes (flat m = 1:
+ * s(3p - 1)); allreduce + 2sp (every rank copies out), reduce + 2s (root copies out). */
+typedef struct ma {
+    mc_shm_t *sh;
+    const mc_args_t *a;
+    const mc_sr_job_t *job;
+    mc_red_t red;
+    const char *sb;
+    char *rb;
+    size_t ext, I, stride, W, C, nwin;
+    int p, r, m, S, nbuf;
+    int k, t, nk, next; /* my socket, my index in it, its size, next member */
+    size_t *off, *len;  /* [p] pieces of a window: sbuf offset and length, elements */
+} ma_t;
+
+static void ma_pieces(ma_t *e, size_t w)
+{
+    const mc_args_t *a = e->a;
+    if (e->job->dest == MC_SR_RS) {
+        size_t lo = w * e->I;
+        for (int i = 0; i < e->p; i++) {
+            size_t c = blk_count(a, e->job, i);
+            e->off[i] = blk_displ(a, e->job, i) + lo;
+            e->len[i] = c > lo ? min_sz(c - lo, e->I) : 0;
+        }
+        return;
+    }
+    size_t lo = w * (size_t)e->p * e->I, n = min_sz(a->count - lo, (size_t)e->p * e->I);
+    for (int i = 0; i < e->p; i++) {
+        e->off[i] = lo + mc_part_start(n, e->p, i);
+        e->len[i] = mc_part_len(n, e->p, i);
+    }
+}
+
+/* Piece i of socket k's partial in the buffer of local window lw. */
+static char *ma_shm(const ma_t *e, size_t lw, int k, int i)
+{
+    size_t idx = ((lw % (size_t)e->nbuf) * (size_t)e->m + (size_t)k) * (size_t)e->p + (size_t)i;
+    return e->sh->data + idx * e->stride;
+}
+
+static uint32_t ma_fin(const ma_t *e, size_t lw)
+{
+    return (uint32_t)(lw * (size_t)e->S + (size_t)e->S);
+}
+
+/* Level-1 step j on elements [lo, lo + n) of piece i. */
+static int ma_apply(ma_t *e, size_t w, size_t lw, int j, int i, size_t lo, size_t n)
+{
+    size_t ext = e->ext;
+    const char *src = e->sb + (e->off[i] + lo) * ext;
+    char *shm = ma_shm(e, lw, e->k, i) + lo * ext;
+    if (e->job->dest == MC_SR_RS && e->m == 1 && j == e->nk - 1) {
+        char *dst = e->rb + (w * e->I + lo) * ext;
+        if (j) return red3_fwd(&e->red, dst, src, shm, n);
+        if (dst != src) mc_copy_adaptive(dst, src, n * ext, 1, e->W, e->C); /* p == 1 */
+        return MPI_SUCCESS;
+    }
+    if (!j) {
+        mc_copy_adaptive(shm, src, n * ext, 0, e->W, e->C);
+        return MPI_SUCCESS;
+    }
+    return mc_red2(&e->red, src, shm, n);
+}
+
+/* Slice u of the window for a socket of nk members: the pieces themselves when flat, else
+ * the u-th of nk balanced ranges of the pieces laid end to end. */
+static int ma_slice(ma_t *e, size_t w, size_t lw, int j, int u)
+{
+    if (e->m == 1) return ma_apply(e, w, lw, j, u, 0, e->len[u]);
+    size_t total = 0, acc = 0;
+    for (int i = 0; i < e->p; i++) total += e->len[i];
+    size_t lo = mc_part_start(total, e->nk, u), hi = lo + mc_part_len(total, e->nk, u);
+    for (int i = 0; i < e->p && acc < hi; acc += e->len[i], i++) {
+        size_t a0 = max_sz(lo, acc), a1 = min_sz(hi, acc + e->len[i]);
+        if (a0 >= a1) continue;
+        int rc = ma_apply(e, w, lw, j, i, a0 - acc, a1 - a0);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Before the first write of local window lw into its buffer: everybody is done with window
+ * pw = lw - nbuf in it (reductions, and the copy-outs that waited for them). */
+static void ma_reuse_wait(ma_t *e, size_t pw)
+{
+    mc_shm_t *sh = e->sh;
+    switch (e->job->dest) {
+    case MC_SR_ALL:
+        mc_shm_wait_all(sh, MC_F_AUX, (uint32_t)pw + 1);
+        break;
+    case MC_SR_ROOT:
+        if (e->r != e->a->root) mc_shm_wait(sh, MC_F_AUX, e->a->root, (uint32_t)pw + 1);
+        break;
+    case MC_SR_RS:
+        if (e->m > 1)
+            mc_shm_wait_all(sh, MC_F_STEP, ma_fin(e, pw));
+        else if (e->next != e->r)
+            mc_shm_wait(sh, MC_F_STEP, e->next, ma_fin(e, pw));
+        break;
+    }
+}
+
+static int ma_level1(ma_t *e, size_t w, size_t lw)
+{
+    uint32_t base = (uint32_t)(lw * (size_t)e->S);
+    ma_pieces(e, w);
+    for (int j = 0; j < e->nk; j++) {
+        if (j)
+            mc_shm_wait(e->sh, MC_F_STEP, e->next, base + (uint32_t)j);
+        else if (lw >= (size_t)e->nbuf)
+            ma_reuse_wait(e, lw - (size_t)e->nbuf);
+        int rc = ma_slice(e, w, lw, j, (e->t + 1 + j) % e->nk);
+        if (rc != MPI_SUCCESS) return rc;
+        mc_shm_set(e->sh, MC_F_STEP, base + (uint32_t)j + 1);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Piece r across the m socket partials. */
+static int ma_level2(ma_t *e, size_t w, size_t lw)
+{
+    mc_shm_t *sh = e->sh;
+    uint32_t base = (uint32_t)(lw * (size_t)e->S);
+    for (int x = 0; x < e->p; x++) {
+        int s = sh->sock_of[x];
+        if (x != e->r)
+            mc_shm_wait(sh, MC_F_STEP, x, base + (uint32_t)(sh->sock_first[s + 1] - sh->sock_first[s]));
+    }
+    size_t n = e->len[e->r];
+    int rc = MPI_SUCCESS;
+    if (e->job->dest == MC_SR_RS) {
+        char *dst = e->rb + w * e->I * e->ext;
+        rc = mc_red3(&e->red, dst, ma_shm(e, lw, 0, e->r), ma_shm(e, lw, 1, e->r), n);
+        for (int k = 2; k < e->m && rc == MPI_SUCCESS; k++)
+            rc = mc_red2(&e->red, ma_shm(e, lw, k, e->r), dst, n);
+    } else {
+        for (int k = 1; k < e->m && rc == MPI_SUCCESS; k++)
+            rc = mc_red2(&e->red, ma_shm(e, lw, k, e->r), ma_shm(e, lw, 0, e->r), n);
+    }
+    mc_shm_set(sh, MC_F_STEP, ma_fin(e, lw));
+    return rc;
+}
+
+static void ma_copyout(ma_t *e, size_t w, size_t lw)
+{
+    if (e->job->dest == MC_SR_ROOT && e->r != e->a->root) return;
+    mc_shm_wait_all(e->sh, MC_F_STEP, ma_fin(e, lw));
+    ma_pieces(e, w);
+    for (int i = 0; i < e->p; i++)
+        mc_copy_adaptive(e->rb + e->off[i] * e->ext, ma_shm(e, lw, 0, i), e->len[i] * e->ext, 1, e->W, e->C);
+    mc_shm_set(e->sh, MC_F_AUX, (uint32_t)lw + 1);
+}
+
+/* Slice I (elements) and buffering: I = max(min(block, I_max), cache line), shrunk until
+ * nbuf * m * p slots fit the data area (nbuf = 2 when possible). 0 when not even one
+ * element per slot fits. */
+static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t ext, int *nbuf)
+{
+    size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
+    size_t ib = max_sz(min_sz(blk * ext, imax), MC_CL);
+    size_t I = max_sz(ib / ext, 1);
+    for (*nbuf = 2; *nbuf >= 1; (*nbuf)--) {
+        size_t cap = data_len / ((size_t)*nbuf * (size_t)m * (size_t)p) / MC_LINE * MC_LINE;
+        if (cap >= ext) return min_sz(I, cap / ext);
+    }
+    return 0;
+}
+
+static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+{
+    e->sh = sh;
+    e->a = a;
+    e->job = job;
+    e->p = sh->p;
+    e->r = sh->r;
+    e->ext = a->extent;
+    e->sb = a->sbuf;
+    e->rb = a->rbuf;
+    mc_red_init(&e->red, a);
+    if (socket_aware && sh->nsock > 1) {
+        int first = sh->sock_first[sh->sock];
+        e->m = sh->nsock;
+        e->k = sh->sock;
+        e->nk = sh->sock_first[e->k + 1] - first;
+        e->t = 0;
+        while (sh->sock_rank[first + e->t] != e->r) e->t++;
+        e->next = sh->sock_rank[first + (e->t + 1) % e->nk];
+        e->S = 0;
+        for (int s = 0; s < e->m; s++)
+            if (sh->sock_first[s + 1] - sh->sock_first[s] > e->S)
+                e->S = sh->sock_first[s + 1] - sh->sock_first[s];
+        e->S++;
+    } else {
+        e->m = 1;
+        e->k = 0;
+        e->nk = e->p;
+        e->t = e->r;
+        e->next = (e->r + 1) % e->p;
+        e->S = e->p;
+    }
+    size_t blk = 0, total = input_count(a, job, e->p);
+    if (job->dest == MC_SR_RS)
+        for (int i = 0; i < e->p; i++) blk = max_sz(blk, blk_count(a, job, i));
+    else
+        blk = (a->count + (size_t)e->p - 1) / (size_t)e->p;
+    e->I = ma_slice_elems(sh->data_len, e->p, e->m, blk, e->ext, &e->nbuf);
+    if (!e->I) return MPI_ERR_INTERN; /* excluded by the ok function */
+    e->stride = round_up(e->I * e->ext, MC_LINE);
+    if (job->dest == MC_SR_RS)
+        e->nwin = (blk + e->I - 1) / e->I;
+    else
+        e->nwin = (a->count + (size_t)e->p * e->I - 1) / ((size_t)e->p * e->I);
+    size_t s = total * e->ext, out = job->dest == MC_SR_ALL ? s * (size_t)e->p : s;
+    e->W = mc_shm_ws(s * (size_t)e->p + out, (size_t)e->nbuf * (size_t)e->m * (size_t)e->p * e->stride);
+    e->C = mc_cache_capacity(e->p);
+    e->off = mc_malloc(2 * sizeof(size_t) * (size_t)e->p);
+    if (!e->off) return MPI_ERR_NO_MEM;
+    e->len = e->off + e->p;
+    return MPI_SUCCESS;
+}
+
+/* One op's worth of windows [w0, w0 + nw): local window numbers keep steps in range. */
+static int ma_run(ma_t *e, size_t w0, size_t nw)
+{
+    size_t lag = (size_t)e->nbuf - 1;
+    int out = e->job->dest != MC_SR_RS;
+    for (size_t lw = 0; lw < nw; lw++) {
+        int rc = ma_level1(e, w0 + lw, lw);
+        if (rc == MPI_SUCCESS && e->m > 1) rc = ma_level2(e, w0 + lw, lw);
+        if (rc != MPI_SUCCESS) return rc;
+        if (out && lw >= lag) ma_copyout(e, w0 + lw - lag, lw - lag);
+    }
+    if (out)
+        for (size_t lw = nw > lag ? nw - lag : 0; lw < nw; lw++) ma_copyout(e, w0 + lw, lw);
+    return MPI_SUCCESS;
+}
+
+int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    ma_t e;
+    rc = ma_setup(&e, sh, a, job, socket_aware);
+    if (rc != MPI_SUCCESS) return rc;
+    mc_shm_begin(sh);
+    if (e.nwin) mc_shm_quiesce(sh);
+    /* Steps must stay below MC_STEP_MAX: very long calls continue in a new op. */
+    size_t per_op = MC_STEP_MAX / (size_t)e.S - 1;
+    for (size_t w0 = 0; w0 < e.nwin && rc == MPI_SUCCESS; w0 += per_op) {
+        if (w0) {
+            mc_shm_end(sh);
+            mc_shm_begin(sh);
+            mc_shm_quiesce(sh);
+        }
+        rc = ma_run(&e, w0, min_sz(per_op, e.nwin - w0));
+    }
+    mc_shm_end(sh);
+    mc_free(e.off);
+    return rc;
+}
+
+static int ma_fits(const mc_ctx_t *ctx, const mc_args_t *a, int m)
+{
+    int nbuf;
+    return mc_shm_alg_ok(ctx, a) && a->extent > 0 &&
+           ma_slice_elems(data_len_of(ctx), ctx->size, m, 1, a->extent, &nbuf) > 0;
+}
+
+int mc_sr_ma_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    return ma_fits(ctx, a, 1);
+}
+
+int mc_sr_ma_socket_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    /* Before the region exists the socket count is unknown: assume the worst (p). */
+    return ma_fits(ctx, a, ctx->shm ? ctx->shm->nsock : ctx->size);
+}
+
+double mc_sr_ma_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
+{
+    double p = in->p, s = in->m, m = in->sockets > 1 ? in->sockets : 1;
+    double rs = s * (3 * p + 2 * m - 3);
+    return dest == MC_SR_RS ? rs : dest == MC_SR_ALL ? rs + 2 * s * p : rs + 2 * s;
+}
+
+double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    mc_cost_in_t c = *in;
+    if (!socket_aware) c.sockets = 1;
+    double imax = mc_cfg()->shm_slice > 0 ? (double)mc_cfg()->shm_slice : 131072.0;
+    double windows = in->m > 0 ? in->m / (in->p * imax) : 0;
+    windows = windows < 1 ? 1 : windows + 1;
+    double syncs = socket_aware && in->sockets > 1 ? (double)in->p / in->sockets + 1 : in->p;
+    return windows * syncs * h->alpha + mc_sr_ma_dav(dest, &c) / in->p * h->beta +
+           in->m * (in->p - 1) / in->p * h->gamma;
+}
+
+/* ================================================================ DPML-like small messages
+ *
+ * Every rank copies its input into its slot (or the inline payload of its STEP flag line when
+ * it fits MC_INLINE bytes) and raises STEP 1. reduce_scatter: rank r reduces block r of all
+ * inputs in rank order into rbuf (one sync). allreduce/reduce up to MC_SR_DPML_TINY: every
+ * rank (reduce: the root) reduces all inputs in rank order into rbuf (one sync); larger: rank
+ * r reduces part r of all inputs in rank order into slot 0, raises STEP 2, and every rank
+ * (reduce: the root) copies the result out.
+ * DAV (s = input bytes, p > 1): copy-in 2ps; reduce_scatter + 3s(p-1); tiny allreduce
+ * + 3s(p-1)p, tiny reduce + 3s(p-1); large allreduce + 3s(p-1) + 2ps, large reduce
+ * + 3s(p-1) + 2s. p = 1: 2s (a copy to rbuf). */
+static const char *dpml_in(mc_shm_t *sh, int inl, int k)
+{
+    return inl ? (const char *)mc_flag(sh, MC_F_STEP, k)->data : mc_shm_slot_of(sh, k);
+}
+
+/* out = in_0 op in_1 op ... op in_{p-1} over n elements at byte offset off, left to right. */
+static int dpml_chain(mc_shm_t *sh, const mc_red_t *red, int inl, char *out, size_t off, size_t n)
+{
+    int rc = mc_red3(red, out, dpml_in(sh, inl, 0) + off, dpml_in(sh, inl, 1) + off, n);
+    for (int k = 2; k < sh->p && rc == MPI_SUCCESS; k++)
+        rc = mc_red3(red, out, out, dpml_in(sh, inl, k) + off, n);
+    return rc;
+}
+
+int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
+{
+    mc_shm_t *sh;
+    int rc = MPI_SUCCESS;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int p = sh->p, r = sh->r;
+    size_t ext = a->extent, s = input_count(a, job, p) * ext;
+    mc_shm_begin(sh);
+    if (p == 1) {
+        if (a->rbuf != a->sbuf && s) mc_copy_t(a->rbuf, a->sbuf, s);
+        mc_shm_end(sh);
+        return MPI_SUCCESS;
+    }
+    mc_red_t red;
+    mc_red_init(&red, a);
+    int inl = s <= MC_INLINE;
+    char *mine = inl ? (char *)mc_flag(sh, MC_F_STEP, r)->data : mc_shm_slot_of(sh, r);
+    if (inl) mc_shm_quiesce_inline(sh);
+    else mc_shm_quiesce(sh);
+    mc_copy_t(mine, a->sbuf, s);
+    mc_shm_set(sh, MC_F_STEP, 1);
+    int root = job->dest == MC_SR_ROOT ? a->root : r;
+    if (job->dest == MC_SR_RS) {
+        mc_shm_wait_all(sh, MC_F_STEP, 1);
+        rc = dpml_chain(sh, &red, inl, a->rbuf, blk_displ(a, job, r) * ext, blk_count(a, job, r));
+    } else if (s <= MC_SR_DPML_TINY) {
+        if (r == root) {
+            mc_shm_wait_all(sh, MC_F_STEP, 1);
+            rc = dpml_chain(sh, &red, inl, a->rbuf, 0, a->count);
+        }
+    } else {
+        mc_shm_wait_all(sh, MC_F_STEP, 1);
+        size_t off = mc_part_start(a->count, p, r) * ext;
+        rc = dpml_chain(sh, &red, 0, mc_shm_slot_of(sh, 0) + off, off, mc_part_len(a->count, p, r));
+        mc_shm_set(sh, MC_F_STEP, 2);
+        if (r == root) {
+            mc_shm_wait_all(sh, MC_F_STEP, 2);
+            mc_copy_t(a->rbuf, mc_shm_slot_of(sh, 0), s);
+        }
+    }
+    mc_shm_end(sh);
+    return rc;
+}
+
+int mc_sr_dpml_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    size_t slot = data_len_of(ctx) / (size_t)ctx->size / MC_LINE * MC_LINE;
+    return mc_shm_alg_ok(ctx, a) && a->bytes <= slot && (long)a->bytes <= mc_cfg()->shm_small;
+}
+
+double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
+{
+    double p = in->p, s = in->m;
+    if (in->p == 1) return 2 * s;
+    double red = 3 * s * (p - 1);
+    switch (dest) {
+    case MC_SR_RS:
+        return 2 * p * s + red;
+    case MC_SR_ALL:
+        return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red * p : 4 * p * s + red;
+    default:
+        return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red : 2 * p * s + red + 2 * s;
+    }
+}
+
+double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    int two = dest != MC_SR_RS && in->m > MC_SR_DPML_TINY;
+    return (two ? 2 : 1) * h->alpha + mc_sr_dpml_dav(dest, in) / in->p * h->beta +
+           in->m * (in->p - 1) / in->p * h->gamma;
+}
+
+/* ================================================================ direct (pip-mcoll)
+ *
+ * Every rank posts sbuf (post 0) and rbuf (post 1). Rank r reduces its chunk (its block, or
+ * part r of the vector) across all inputs, reading peers' inputs in place (shared heap) or
+ * through CMA into a private scratch, in sub-blocks that stay in L2, and writes the result:
+ * reduce_scatter -> its rbuf, allreduce -> its rbuf (then every rank reads the other chunks
+ * from their owners' rbufs), reduce -> the root's rbuf. The operand that may alias the
+ * destination (in place) is always the first one read. Posts that some rank cannot reach:
+ * the movement-avoiding algorithm runs instead.
+ * DAV zero copy (p > 1): 3s(p-1) reductions, allreduce + 2s(p-1) gathering; CMA adds 2 bytes
+ * per byte read from (or, reduce, written to) a peer. p = 1: 2s. */
+#define MC_SR_DIRECT_BLOCK (64 << 10)
+
+typedef struct direct {
+    mc_shm_t *sh;
+    const mc_args_t *a;
+    mc_red_t red;
+    char **in;    /* [p] local pointers to the posted inputs, or NULL (CMA) */
+    char *scr[3]; /* CMA scratch: two operands and the accumulator */
+} direct_t;
+
+static const char *direct_operand(direct_t *d, int k, size_t off, size_t n, char *scr, int *rc)
+{
+    size_t ext = d->a->extent;
+    if (d->in[k]) return d->in[k] + off * ext;
+    *rc = mc_peer_read(d->sh, k, 0, off * ext, scr, n * ext);
+    return scr;
+}
+
+/* dst[0..n) = op over all ranks of input elements [off, off + n); `first` goes first. */
+static int direct_reduce(direct_t *d, int first, size_t off, char *dst, size_t n)
+{
+    int p = d->sh->p, rc = MPI_SUCCESS;
+    const char *x0 = direct_operand(d, first, off, n, d->scr[0], &rc);
+    for (int q = 1; q < p && rc == MPI_SUCCESS; q++) {
+        int k = q - 1 < first ? q - 1 : q;
+        const char *x = direct_operand(d, k, off, n, d->scr[1], &rc);
+        if (rc != MPI_SUCCESS) break;
+        rc = q == 1 ? mc_red3(&d->red, dst, x0, x, n) : mc_red2(&d->red, x, dst, n);
+    }
+    return rc;
+}
+
+static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t n, char *dst_local)
+{
+    mc_shm_t *sh = d->sh;
+    const mc_args_t *a = d->a;
+    size_t ext = a->extent, blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
+    int root = job->dest == MC_SR_ROOT ? a->root : sh->r, rc = MPI_SUCCESS;
+    char *dst = dst_local;
+    if (!dst) dst = mc_peer_ptr(sh, root, 1); /* the root's rbuf, when a pointer reaches it */
+    size_t dst0 = dst_local ? 0 : base;
+    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += blk) {
+        size_t len = min_sz(blk, n - o);
+        char *out = dst ? dst + (dst0 + o) * ext : d->scr[2];
+        rc = direct_reduce(d, root, base + o, out, len);
+        if (rc == MPI_SUCCESS && !dst) rc = mc_peer_write(sh, root, 1, (base + o) * ext, out, len * ext);
+    }
+    return rc;
+}
+
+int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
+{
+    mc_shm_t *sh;
+    int rc = MPI_SUCCESS;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int p = sh->p, r = sh->r;
+    size_t ext = a->extent, total = input_count(a, job, p), s = total * ext;
+    mc_shm_begin(sh);
+    if (p == 1) {
+        if (a->rbuf != a->sbuf && s) mc_copy_t(a->rbuf, a->sbuf, s);
+        mc_shm_end(sh);
+        return MPI_SUCCESS;
+    }
+    size_t out = job->dest == MC_SR_RS                    ? blk_count(a, job, r) * ext
+                 : job->dest == MC_SR_ALL || r == a->root ? s
+                                                          : 0;
+    mc_shm_quiesce(sh);
+    mc_shm_post(sh, 0, a->sbuf, s);
+    mc_shm_post(sh, 1, a->rbuf, out);
+    mc_shm_set(sh, MC_F_STEP, 1);
+    mc_shm_wait_all(sh, MC_F_STEP, 1);
+    if (!mc_shm_all_reachable(sh, 0) || (job->dest != MC_SR_RS && !mc_shm_all_reachable(sh, 1))) {
+        mc_shm_end(sh); /* nobody touched a posted buffer: the op ends here */
+        return mc_sr_ma(ctx, a, job, 0);
+    }
+    direct_t d = {.sh = sh, .a = a};
+    mc_red_init(&d.red, a);
+    size_t blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
+    d.in = mc_malloc(sizeof(char *) * (size_t)p);
+    d.scr[0] = mc_malloc(3 * blk * ext);
+    char *tmp = NULL;
+    if (!d.in || !d.scr[0]) rc = MPI_ERR_NO_MEM;
+    d.scr[1] = d.scr[0] ? d.scr[0] + blk * ext : NULL;
+    d.scr[2] = d.scr[0] ? d.scr[0] + 2 * blk * ext : NULL;
+    for (int k = 0; k < p && d.in; k++) d.in[k] = mc_peer_ptr(sh, k, 0);
+    size_t base = job->dest == MC_SR_RS ? blk_displ(a, job, r) : mc_part_start(a->count, p, r);
+    size_t n = job->dest == MC_SR_RS ? blk_count(a, job, r) : mc_part_len(a->count, p, r);
+    char *dst = NULL;
+    if (job->dest == MC_SR_ALL)
+        dst = (char *)a->rbuf + base * ext;
+    else if (job->dest == MC_SR_RS) {
+        dst = a->rbuf;
+        /* In place with the result over other ranks' inputs: they may still read those. */
+        char *lo = a->rbuf, *sb = (char *)a->sbuf;
+        if (n && lo < sb + s && sb < lo + n * ext && lo != sb + base * ext) dst = tmp = mc_malloc(n * ext);
+        if (n && !dst) rc = MPI_ERR_NO_MEM;
+    } else if (r == a->root)
+        dst = (char *)a->rbuf + base * ext;
+    if (rc == MPI_SUCCESS) rc = direct_chunk(&d, job, base, n, dst);
+    mc_shm_set(sh, MC_F_STEP, 2);
+    if (tmp) {
+        mc_shm_wait_all(sh, MC_F_STEP, 2);
+        if (rc == MPI_SUCCESS) mc_copy_t(a->rbuf, tmp, n * ext);
+    }
+    for (int k = 0; k < p && job->dest == MC_SR_ALL && rc == MPI_SUCCESS; k++) {
+        if (k == r) continue;
+        size_t o = mc_part_start(a->count, p, k) * ext;
+        mc_shm_wait(sh, MC_F_STEP, k, 2);
+        rc = mc_peer_read(sh, k, 1, o, (char *)a->rbuf + o, mc_part_len(a->count, p, k) * ext);
+    }
+    mc_shm_end(sh);
+    mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* peers used my posted buffers */
+    mc_free(tmp);
+    mc_free(d.scr[0]);
+    mc_free(d.in);
+    return rc;
+}
+
+double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
+{
+    double p = in->p, s = in->m;
+    if (in->p == 1) return 2 * s;
+    return 3 * s * (p - 1) + (dest == MC_SR_ALL ? 2 * s * (p - 1) : 0);
+}
+
+double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return (dest == MC_SR_ALL ? 3 : 2) * h->alpha + mc_sr_direct_dav(dest, in) / in->p * h->beta +
+           in->m * (in->p - 1) / in->p * h->gamma;
+}
+
+/* ================================================================ scan, exscan
+ *
+ * Windows of the input (at most I_max bytes, two buffers per slot): ranks 0..p-2 copy their
+ * window into their slot and raise STEP w+1; rank r combines the inputs it needs right to
+ * left, so its own input (possibly in rbuf, in place) is read before rbuf is written:
+ * scan r >= 1: rbuf = x_{r-1} op x_r, then rbuf = x_k op rbuf for k = r-2 .. 0;
+ * exscan r >= 2: rbuf = x_{r-2} op x_{r-1}, then k = r-3 .. 0; exscan r = 1 copies x_0.
+ * MPI ops are associative, and the operand order (lower rank left) is kept. A reader raises
+ * AUX w+1 when done with window w; a writer reuses a buffer after its readers (the higher
+ * ranks) are done with it.
+ * DAV (s bytes, p > 1): copy-in 2s(p-1); scan: + 2s (rank 0's copy) + 3s p(p-1)/2; exscan:
+ * + 2s (rank 1's copy) + 3s (p-1)(p-2)/2. p = 1: scan 2s, exscan 0. */
+static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
+{
+    (void)ctx;
+    size_t half = slot / 2 / MC_LINE * MC_LINE;
+    *nbuf = half >= ext ? 2 : 1;
+    return *nbuf == 2 ? half : slot;
+}
+
+int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
+{
+    mc_shm_t *sh;
+    int rc = MPI_SUCCESS, nbuf;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int p = sh->p, r = sh->r;
+    size_t ext = a->extent, n = a->count;
+    size_t half = scan_half(ctx, mc_shm_slot(sh), ext, &nbuf);
+    size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
+    size_t wn = max_sz(min_sz(half, imax) / ext, 1), nwin = (n + wn - 1) / wn;
+    size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
+    int writer = r < p - 1, need = exclusive ? r : r + 1; /* inputs 0..need-1 make my result */
+    mc_red_t red;
+    mc_red_init(&red, a);
+    mc_shm_begin(sh);
+    if (writer && nwin) mc_shm_quiesce(sh);
+    for (size_t w = 0; w < nwin && rc == MPI_SUCCESS; w++) {
+        size_t lo = w * wn, len = min_sz(wn, n - lo), b = w % (size_t)nbuf;
+        const char *src = (const char *)a->sbuf + lo * ext;
+        char *dst = (char *)a->rbuf + lo * ext;
+        if (w && w % (MC_STEP_MAX - 1) == 0) { /* keep steps in range: continue in a new op */
+            mc_shm_end(sh);
+            mc_shm_begin(sh);
+            mc_shm_quiesce(sh);
+        }
+        uint32_t step = (uint32_t)(w % (MC_STEP_MAX - 1)) + 1;
+        if (writer) {
+            if (step > (uint32_t)nbuf)
+                for (int x = r + 1; x < p; x++) mc_shm_wait(sh, MC_F_AUX, x, step - (uint32_t)nbuf);
+            mc_copy_adaptive(mc_shm_slot_of(sh, r) + b * half, src, len * ext, 0, W, C);
+            mc_shm_set(sh, MC_F_STEP, step);
+        }
+        if (!exclusive && r == 0) {
+            if (dst != src) mc_copy_adaptive(dst, src, len * ext, 1, W, C);
+            continue;
+        }
+        if (!r) continue;
+        for (int x = 0; x < r; x++) mc_shm_wait(sh, MC_F_STEP, x, step);
+#define SLOT(x) (mc_shm_slot_of(sh, (x)) + b * half)
+        if (need == 1)
+            mc_copy_adaptive(dst, SLOT(0), len * ext, 1, W, C);
+        else {
+            const char *last = exclusive ? SLOT(r - 1) : src;
+            rc = mc_red3(&red, dst, SLOT(need - 2), last, len);
+            for (int x = need - 3; x >= 0 && rc == MPI_SUCCESS; x--) rc = mc_red2(&red, SLOT(x), dst, len);
+        }
+#undef SLOT
+        mc_shm_set(sh, MC_F_AUX, step);
+    }
+    mc_shm_end(sh);
+    return rc;
+}
+
+int mc_sr_scan_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    size_t slot = data_len_of(ctx) / (size_t)ctx->size / MC_LINE * MC_LINE;
+    return mc_shm_alg_ok(ctx, a) && a->extent > 0 && slot >= a->extent;
+}
+
+double mc_sr_scan_dav(int exclusive, const mc_cost_in_t *in)
+{
+    double p = in->p, s = in->m;
+    if (in->p == 1) return exclusive ? 0 : 2 * s;
+    if (exclusive) return 2 * s * (p - 1) + 2 * s + 1.5 * s * (p - 1) * (p - 2);
+    return 2 * s * (p - 1) + 2 * s + 1.5 * s * p * (p - 1);
+}
+
+double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    double imax = mc_cfg()->shm_slice > 0 ? (double)mc_cfg()->shm_slice : 131072.0;
+    double windows = in->m / imax + 1;
+    return windows * h->alpha + in->m * 2 * h->beta + in->m * (in->p - 1) * h->gamma;
+}

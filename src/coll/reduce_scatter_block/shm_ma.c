@@ -1,0 +1,35 @@
+/* Movement-avoiding (yhccl) reduce-scatter-block: windows of p slices in the node region, rank r
+ * handles slice (r+1+j) mod p at step j (copy, then reductions, then the final piece), waiting
+ * only for its neighbour; one copy per input byte. Rank r's final piece goes to its rbuf. */
+#include "../reduce_scatter/shm_common.h"
+
+static const mc_sr_job_t job = {.dest = MC_SR_RS};
+
+static int run(mc_ctx_t *ctx, const mc_args_t *a)
+{
+    return mc_sr_ma(ctx, a, &job, 0);
+}
+
+static double dav(const mc_cost_in_t *in)
+{
+    mc_cost_in_t c = *in;
+    c.sockets = 1;
+    return mc_sr_ma_dav(MC_SR_RS, &c);
+}
+
+static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return mc_sr_ma_cost(MC_SR_RS, 0, h, in);
+}
+
+const mc_alg_t mc_alg_reduce_scatter_block_shm_ma = {
+    .coll = MC_REDUCE_SCATTER_BLOCK,
+    .name = "shm_ma",
+    .doc =
+        "movement-avoiding reduce-scatter through region slots (yhccl), DAV s(3p-1), exact for uneven counts",
+    .fn = run,
+    .ok = mc_sr_ma_ok,
+    .cost = cost,
+    .dav = dav,
+    .flags = MC_ALG_COMMUTATIVE_ONLY,
+};

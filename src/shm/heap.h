@@ -1,0 +1,41 @@
+/* Shared heap: private declarations (the public part is in shm.h and include/mcoll.h).
+ *
+ * A heap_id names one memfd segment of its owner process:
+ *   bit 63 always set (so an id is never 0 = "none"), bits 32..62 the low 31 bits of the
+ *   segment's inode number (a peer checks them after opening /proc/<pid>/fd/<fd>, so a
+ *   reused pid or descriptor can never be mistaken for the segment), bits 0..31 the fd. */
+#ifndef MC_HEAP_H
+#define MC_HEAP_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MC_HEAP_ALIGN 64          /* every block */
+#define MC_HEAP_MAX_ALIGN (2u << 20)
+
+/* size bytes aligned to align (a power of two, MC_HEAP_ALIGN..MC_HEAP_MAX_ALIGN; smaller
+ * values mean MC_HEAP_ALIGN). NULL when the heap cannot serve it. size 0 yields a unique
+ * block. */
+void *mc_heap_alloc(size_t size, size_t align);
+/* 0 when p started a block (now free), -1 otherwise (nothing changed). */
+int mc_heap_free(void *p);
+/* [p, p + len) lies inside one of my segments (len 0: p itself does). */
+int mc_heap_lookup_range(const void *p, size_t len, uint64_t *heap_id, int64_t *off);
+
+/* Whether this process publishes heap references in its posts. Cleared for good by a node
+ * probe (mc_cma_probe) in which some rank could not open some peer's memfd through /proc:
+ * peers then read its buffers by CMA or through the region instead. Because readers decide
+ * from the post alone, every rank agrees on the path without further communication. */
+int mc_heap_shareable(void);
+void mc_heap_forbid_sharing(void);
+
+/* For tests: segments, live blocks and free extents; 0 when every internal invariant holds
+ * (extents sorted, disjoint, coalesced; blocks and extents tile each segment exactly). */
+typedef struct mc_heap_stats {
+    int nseg;
+    size_t blocks, used;      /* live blocks and their bytes (rounded sizes) */
+    size_t extents, free;     /* free extents and their bytes */
+} mc_heap_stats_t;
+int mc_heap_check(mc_heap_stats_t *st);
+
+#endif

@@ -1,0 +1,413 @@
+/* Reduction kernels: out = a op b for every predefined (op, type) pair MPI defines, as plain
+ * loops the compiler vectorizes (one clone per SIMD level, picked at load time), and the
+ * PMPI_Reduce_local path for everything else (user-defined ops, derived types).
+ *
+ * Results must be bit-identical to what the MPI library computes, because an algorithm may
+ * mix both (or run on a communicator where another rank takes the PMPI path):
+ *  - MIN/MAX are (b < a ? b : a) / (b > a ? b : a), as MPICH and Open MPI's base component
+ *    compute op(inout, in) with in = a: on ties (+0 vs -0) the lower-ranked operand wins
+ *    (Open MPI 4.1's op/avx component returns b there);
+ *  - MAXLOC/MINLOC keep b's value on ties and take the smaller index;
+ *  - floating point is never contracted into fused multiply-adds (complex products);
+ *  - logical ops yield 0 or 1.
+ * Integers follow C semantics where MPI libraries have bugs: SUM/PROD wrap (computed in the
+ * unsigned type, so signed overflow is not undefined; Open MPI 4.1.4's op/avx saturates 8
+ * and 16-bit SUM), MIN/MAX compare unsigned types as unsigned and MPI_OFFSET as signed
+ * (Open MPI 4.1.4 and MPICH 4.0.2 get some of these wrong). See tests/unit/test_redkern.c.
+ * Kernels are element-wise and read both operands before writing, so out may alias a or b
+ * (the vectorizer's run-time overlap check accepts equal pointers). */
+#if defined(__GNUC__) && !defined(__clang__)
+/* -O2 vectorizes only loops that need no run-time alias check; these all do (out may alias
+ * a or b). Never contract a*b+c into an FMA: MPI's own code (built for baseline x86-64)
+ * rounds twice. */
+#pragma GCC optimize("O3", "fp-contract=off")
+#endif
+#include "shm.h"
+#include <complex.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* gcc picks one clone per CPU at load time (ifunc). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VEC __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VEC
+#endif
+
+/* ---------------------------------------------------------------- kernels */
+#define KERNEL(attr, name, T, EXPR)                                                          \
+    attr static void name(void *out_, const void *a_, const void *b_, size_t n)               \
+    {                                                                                        \
+        T *out = out_;                                                                       \
+        const T *a = a_, *b = b_;                                                            \
+        for (size_t i = 0; i < n; i++) {                                                     \
+            T x = a[i], y = b[i];                                                            \
+            out[i] = (T)(EXPR);                                                              \
+        }                                                                                    \
+    }
+
+/* Integer ops whose result does not depend on signedness, per width; U is the unsigned
+ * type the arithmetic runs in (at least unsigned int: no promotion to signed int). */
+#define INT_WIDTH_KERNELS(w, T, U)                                                           \
+    KERNEL(VEC, k_sum_##w, T, (U)x + (U)y)                                                   \
+    KERNEL(VEC, k_prod_##w, T, (U)x * (U)y)                                                  \
+    KERNEL(VEC, k_land_##w, T, x && y)                                                       \
+    KERNEL(VEC, k_lor_##w, T, x || y)                                                        \
+    KERNEL(VEC, k_lxor_##w, T, !x != !y)                                                     \
+    KERNEL(VEC, k_band_##w, T, x & y)                                                        \
+    KERNEL(VEC, k_bor_##w, T, x | y)                                                         \
+    KERNEL(VEC, k_bxor_##w, T, x ^ y)
+INT_WIDTH_KERNELS(8, uint8_t, unsigned)
+INT_WIDTH_KERNELS(16, uint16_t, unsigned)
+INT_WIDTH_KERNELS(32, uint32_t, uint32_t)
+INT_WIDTH_KERNELS(64, uint64_t, uint64_t)
+
+/* Ordered ops: per C type (integers by width and signedness, floating types). */
+#define MINMAX_KERNELS(attr, tag, T)                                                         \
+    KERNEL(attr, k_min_##tag, T, y < x ? y : x)                                              \
+    KERNEL(attr, k_max_##tag, T, y > x ? y : x)
+MINMAX_KERNELS(VEC, i8, int8_t)
+MINMAX_KERNELS(VEC, u8, uint8_t)
+MINMAX_KERNELS(VEC, i16, int16_t)
+MINMAX_KERNELS(VEC, u16, uint16_t)
+MINMAX_KERNELS(VEC, i32, int32_t)
+MINMAX_KERNELS(VEC, u32, uint32_t)
+MINMAX_KERNELS(VEC, i64, int64_t)
+MINMAX_KERNELS(VEC, u64, uint64_t)
+MINMAX_KERNELS(VEC, f32, float)
+MINMAX_KERNELS(VEC, f64, double)
+MINMAX_KERNELS(, f80, long double)   /* x87: nothing to vectorize */
+
+KERNEL(VEC, k_sum_f32, float, x + y)
+KERNEL(VEC, k_prod_f32, float, x * y)
+KERNEL(VEC, k_sum_f64, double, x + y)
+KERNEL(VEC, k_prod_f64, double, x * y)
+KERNEL(, k_sum_f80, long double, x + y)
+KERNEL(, k_prod_f80, long double, x * y)
+
+/* Complex: C semantics (the product recovers infinities like the MPI library's C code). */
+KERNEL(VEC, k_sum_c32, float _Complex, x + y)
+KERNEL(, k_prod_c32, float _Complex, x * y)
+KERNEL(VEC, k_sum_c64, double _Complex, x + y)
+KERNEL(, k_prod_c64, double _Complex, x * y)
+KERNEL(, k_sum_c80, long double _Complex, x + y)
+KERNEL(, k_prod_c80, long double _Complex, x * y)
+
+/* MAXLOC/MINLOC on {value; int index} pairs. */
+#define LOC_KERNELS(tag, V)                                                                  \
+    typedef struct {                                                                         \
+        V v;                                                                                 \
+        int k;                                                                               \
+    } pair_##tag##_t;                                                                        \
+    LOC_KERNEL(k_maxloc_##tag, pair_##tag##_t, >)                                            \
+    LOC_KERNEL(k_minloc_##tag, pair_##tag##_t, <)
+#define LOC_KERNEL(name, P, CMP)                                                             \
+    static void name(void *out_, const void *a_, const void *b_, size_t n)                   \
+    {                                                                                        \
+        P *out = out_;                                                                       \
+        const P *a = a_, *b = b_;                                                            \
+        for (size_t i = 0; i < n; i++) {                                                     \
+            P x = a[i], y = b[i];                                                            \
+            int win = x.v CMP y.v, tie = x.v == y.v;                                         \
+            out[i].v = win ? x.v : y.v;                                                      \
+            out[i].k = win ? x.k : tie && x.k < y.k ? x.k : y.k;                             \
+        }                                                                                    \
+    }
+LOC_KERNELS(float, float)
+LOC_KERNELS(double, double)
+LOC_KERNELS(long, long)
+LOC_KERNELS(int, int)
+LOC_KERNELS(short, short)
+LOC_KERNELS(ldouble, long double)
+
+/* ---------------------------------------------------------------- table */
+enum { O_SUM, O_PROD, O_MIN, O_MAX, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR,
+       O_MAXLOC, O_MINLOC, O_N };
+
+typedef struct red_row {
+    MPI_Datatype t;
+    mc_red_kernel_t k[O_N];
+} red_row_t;
+
+#define MAX_ROWS 64
+static red_row_t rows[MAX_ROWS];
+static int nrows;
+static MPI_Op ops[O_N];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* Operation groups of MPI's reduction table (MPI-4.0 §6.9.2). */
+enum {
+    G_CINT,       /* C integer: every arithmetic, logical and bitwise op */
+    G_FINT,       /* Fortran integer and multi-language (Aint, Offset, Count): no logical ops */
+    G_FLOAT,      /* MIN MAX SUM PROD */
+    G_COMPLEX,    /* SUM PROD */
+    G_LOGICAL,    /* LAND LOR LXOR */
+    G_BYTE,       /* BAND BOR BXOR */
+    G_PAIR        /* MAXLOC MINLOC */
+};
+
+/* Registers t when the MPI library lays it out as the C type we compute with. */
+static red_row_t *add_row(MPI_Datatype t, size_t csize, size_t cvalue_size)
+{
+    MPI_Aint lb, extent;
+    int size;
+    if (t == MPI_DATATYPE_NULL || nrows == MAX_ROWS) return NULL;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].t == t) return NULL;   /* alias of a registered handle (MPI_LONG_LONG) */
+    if (PMPI_Type_get_extent(t, &lb, &extent) != MPI_SUCCESS || lb != 0 ||
+        (size_t)extent != csize)
+        return NULL;
+    if (PMPI_Type_size(t, &size) != MPI_SUCCESS || (size_t)size < cvalue_size) return NULL;
+    red_row_t *r = &rows[nrows++];
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    return r;
+}
+
+static void add_int(MPI_Datatype t, size_t size, int is_signed, int group)
+{
+    red_row_t *r = add_row(t, size, size);
+    if (!r) return;
+#define W(w, s, u)                                                                           \
+    r->k[O_SUM] = k_sum_##w, r->k[O_PROD] = k_prod_##w;                                      \
+    r->k[O_MIN] = is_signed ? k_min_##s : k_min_##u;                                         \
+    r->k[O_MAX] = is_signed ? k_max_##s : k_max_##u;                                         \
+    r->k[O_LAND] = k_land_##w, r->k[O_LOR] = k_lor_##w, r->k[O_LXOR] = k_lxor_##w;           \
+    r->k[O_BAND] = k_band_##w, r->k[O_BOR] = k_bor_##w, r->k[O_BXOR] = k_bxor_##w;
+    switch (size) {
+    case 1: W(8, i8, u8) break;
+    case 2: W(16, i16, u16) break;
+    case 4: W(32, i32, u32) break;
+    case 8: W(64, i64, u64) break;
+    default: nrows--; return;   /* no such integer width here */
+    }
+#undef W
+    if (group == G_FINT) r->k[O_LAND] = r->k[O_LOR] = r->k[O_LXOR] = NULL;
+}
+
+/* S: 1 for a signed type (MIN/MAX compare signed) */
+#define ADD_CINT(t, T, S) add_int(t, sizeof(T), S, G_CINT)
+#define ADD_FINT(t, T, S) add_int(t, sizeof(T), S, G_FINT)
+#define ADD4(t, T, sum, prod, min, max)                                                      \
+    do {                                                                                     \
+        red_row_t *r_ = add_row(t, sizeof(T), sizeof(T));                                    \
+        if (r_) r_->k[O_SUM] = sum, r_->k[O_PROD] = prod, r_->k[O_MIN] = min,                \
+                r_->k[O_MAX] = max;                                                          \
+    } while (0)
+#define ADD_FLOAT(t, T, tag) ADD4(t, T, k_sum_##tag, k_prod_##tag, k_min_##tag, k_max_##tag)
+#define ADD_COMPLEX(t, T, tag) ADD4(t, T, k_sum_##tag, k_prod_##tag, NULL, NULL)
+/* the value and the index, without the padding */
+#define ADD_PAIR(t, tag)                                                                     \
+    do {                                                                                     \
+        red_row_t *r_ = add_row(t, sizeof(pair_##tag##_t),                                   \
+                                sizeof(((pair_##tag##_t *)0)->v) + sizeof(int));             \
+        if (r_) r_->k[O_MAXLOC] = k_maxloc_##tag, r_->k[O_MINLOC] = k_minloc_##tag;          \
+    } while (0)
+
+static void build(void)
+{
+    const MPI_Op o[O_N] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND, MPI_LOR, MPI_LXOR,
+                           MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MAXLOC, MPI_MINLOC};
+    memcpy(ops, o, sizeof ops);
+
+    ADD_CINT(MPI_INT, int, 1);
+    ADD_CINT(MPI_LONG, long, 1);
+    ADD_CINT(MPI_SHORT, short, 1);
+    ADD_CINT(MPI_UNSIGNED_SHORT, unsigned short, 0);
+    ADD_CINT(MPI_UNSIGNED, unsigned, 0);
+    ADD_CINT(MPI_UNSIGNED_LONG, unsigned long, 0);
+    ADD_CINT(MPI_LONG_LONG_INT, long long, 1);
+    ADD_CINT(MPI_LONG_LONG, long long, 1);
+    ADD_CINT(MPI_UNSIGNED_LONG_LONG, unsigned long long, 0);
+    ADD_CINT(MPI_SIGNED_CHAR, signed char, 1);
+    ADD_CINT(MPI_UNSIGNED_CHAR, unsigned char, 0);
+    ADD_CINT(MPI_INT8_T, int8_t, 1);
+    ADD_CINT(MPI_INT16_T, int16_t, 1);
+    ADD_CINT(MPI_INT32_T, int32_t, 1);
+    ADD_CINT(MPI_INT64_T, int64_t, 1);
+    ADD_CINT(MPI_UINT8_T, uint8_t, 0);
+    ADD_CINT(MPI_UINT16_T, uint16_t, 0);
+    ADD_CINT(MPI_UINT32_T, uint32_t, 0);
+    ADD_CINT(MPI_UINT64_T, uint64_t, 0);
+    ADD_FINT(MPI_AINT, MPI_Aint, 1);
+    ADD_FINT(MPI_OFFSET, MPI_Offset, 1);
+#ifdef MPI_COUNT
+    ADD_FINT(MPI_COUNT, MPI_Count, 1);
+#endif
+    /* Fortran INTEGER/REAL/DOUBLE PRECISION compute as the C types of their size */
+    ADD_FINT(MPI_INTEGER, int, 1);
+    ADD_FLOAT(MPI_FLOAT, float, f32);
+    ADD_FLOAT(MPI_DOUBLE, double, f64);
+    ADD_FLOAT(MPI_LONG_DOUBLE, long double, f80);
+    ADD_FLOAT(MPI_REAL, float, f32);
+    ADD_FLOAT(MPI_DOUBLE_PRECISION, double, f64);
+    ADD_COMPLEX(MPI_C_FLOAT_COMPLEX, float _Complex, c32);
+#ifdef MPI_C_COMPLEX
+    ADD_COMPLEX(MPI_C_COMPLEX, float _Complex, c32);
+#endif
+    ADD_COMPLEX(MPI_C_DOUBLE_COMPLEX, double _Complex, c64);
+    ADD_COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex, c80);
+
+    /* C bool as bytes (a byte other than 0/1 is still "true", and the result is 0/1) */
+    red_row_t *r = add_row(MPI_C_BOOL, 1, 1);
+    if (r) r->k[O_LAND] = k_land_8, r->k[O_LOR] = k_lor_8, r->k[O_LXOR] = k_lxor_8;
+    r = add_row(MPI_BYTE, 1, 1);
+    if (r) r->k[O_BAND] = k_band_8, r->k[O_BOR] = k_bor_8, r->k[O_BXOR] = k_bxor_8;
+
+    ADD_PAIR(MPI_FLOAT_INT, float);
+    ADD_PAIR(MPI_DOUBLE_INT, double);
+    ADD_PAIR(MPI_LONG_INT, long);
+    ADD_PAIR(MPI_2INT, int);
+    ADD_PAIR(MPI_SHORT_INT, short);
+    ADD_PAIR(MPI_LONG_DOUBLE_INT, ldouble);
+}
+
+static mc_red_kernel_t lookup(MPI_Op op, MPI_Datatype t)
+{
+    pthread_once(&once, build);
+    int o = 0;
+    while (o < O_N && ops[o] != op) o++;
+    if (o == O_N) return NULL;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].t == t) return rows[i].k[o];
+    return NULL;
+}
+
+/* Handles of predefined ops and types never change, and a freed user handle that is reused
+ * is again a user handle (no kernel): the last answer stays valid. (Default TLS model: the
+ * library may be dlopen'ed, and one lookup per collective call is not hot.) */
+static __thread struct {
+    MPI_Op op;
+    MPI_Datatype t;
+    mc_red_kernel_t k;
+    int valid;
+} last;
+
+mc_red_kernel_t mc_red_kernel(MPI_Op op, MPI_Datatype t)
+{
+    if (last.valid && last.op == op && last.t == t) return last.k;
+    mc_red_kernel_t k = lookup(op, t);
+    last.op = op, last.t = t, last.k = k, last.valid = 1;
+    return k;
+}
+
+/* ---------------------------------------------------------------- reductions */
+void mc_red_init(mc_red_t *r, const mc_args_t *a)
+{
+    r->op = a->op;
+    r->dtype = a->dtype;
+    r->extent = a->extent;
+    r->commute = a->commute;
+    r->k3 = mc_red_kernel(a->op, a->dtype);
+}
+
+/* PMPI_Reduce_local takes an int count. */
+static int reduce_local(const mc_red_t *r, const void *in, void *inout, size_t count)
+{
+    for (size_t i = 0; i < count;) {
+        size_t k = count - i < (size_t)INT_MAX ? count - i : (size_t)INT_MAX;
+        int rc = PMPI_Reduce_local((const char *)in + i * r->extent, (char *)inout + i * r->extent,
+                                   (int)k, r->dtype, r->op);
+        if (rc != MPI_SUCCESS) return rc;
+        i += k;
+    }
+    return MPI_SUCCESS;
+}
+
+int mc_red2(const mc_red_t *r, const void *in, void *inout, size_t count)
+{
+    mc_dav_bytes += 3 * (uint64_t)count * r->extent;
+    if (r->k3) {
+        r->k3(inout, in, inout, count);
+        return MPI_SUCCESS;
+    }
+    return reduce_local(r, in, inout, count);
+}
+
+/* ---- user-defined operations: PMPI_Reduce_local only computes inout = in op inout */
+
+/* Where the bytes of one element live relative to its address, and whether elements are
+ * dense (no holes: a byte copy of count * extent bytes is a typed copy). */
+typedef struct layout {
+    MPI_Aint tlb, text;
+    int size, dense;
+} layout_t;
+
+static int get_layout(const mc_red_t *r, layout_t *L)
+{
+    int rc = PMPI_Type_get_true_extent(r->dtype, &L->tlb, &L->text);
+    if (rc == MPI_SUCCESS) rc = PMPI_Type_size(r->dtype, &L->size);
+    if (rc != MPI_SUCCESS) return rc;
+    L->dense = L->tlb == 0 && (size_t)L->text == r->extent && (size_t)L->size == r->extent;
+    return MPI_SUCCESS;
+}
+
+/* Copies k elements from src to dst without writing the holes of dst (the user may keep
+ * data there): pack into `pack` (k * size bytes), unpack into dst. */
+static int copy_elems(const mc_red_t *r, const layout_t *L, void *dst, const void *src, size_t k,
+                      void *pack)
+{
+    if (L->dense) {
+        memmove(dst, src, k * r->extent);
+        return MPI_SUCCESS;
+    }
+    int pos = 0, bytes = (int)(k * (size_t)L->size);
+    int rc = PMPI_Pack(src, (int)k, r->dtype, pack, bytes, &pos, MPI_COMM_SELF);
+    if (rc != MPI_SUCCESS) return rc;
+    pos = 0;
+    return PMPI_Unpack(pack, bytes, &pos, dst, (int)k, r->dtype, MPI_COMM_SELF);
+}
+
+#define TMP_BYTES ((size_t)256 << 10)   /* bound on the temporaries of the slow path */
+
+static int red3_user(const mc_red_t *r, char *out, const char *a, const char *b, size_t count)
+{
+    /* MPI's shape already (in and inout must be distinct buffers) */
+    if (out == b && a != b) return reduce_local(r, a, out, count);
+    layout_t L;
+    int rc = get_layout(r, &L);
+    if (rc != MPI_SUCCESS) return rc;
+    size_t size = L.size > 0 ? (size_t)L.size : 1;
+    size_t per = r->extent > size ? r->extent : size;
+    size_t k = TMP_BYTES / per;
+    if (k < 1) k = 1;
+    if (k > (size_t)INT_MAX / size) k = (size_t)INT_MAX / size;
+    if (k > count) k = count;
+    /* out == a: b's chunk goes to a temporary, is reduced with a there, and copied to out;
+     * otherwise b is copied into out and reduced in place. */
+    int via_tmp = out == a;
+    size_t span = via_tmp ? (k - 1) * r->extent + (size_t)L.text : 0;
+    size_t packlen = L.dense ? 0 : k * size;
+    char *tmp = NULL, *pack = NULL;
+    if (span + packlen) {
+        tmp = malloc(span + packlen);
+        if (!tmp) return MPI_ERR_NO_MEM;
+        pack = tmp + span;
+    }
+    for (size_t i = 0; i < count && rc == MPI_SUCCESS; i += k) {
+        size_t n = count - i < k ? count - i : k, off = i * r->extent;
+        if (via_tmp) {
+            char *t = tmp - L.tlb;   /* element 0 of the temporary */
+            memcpy(tmp, b + off + L.tlb, (n - 1) * r->extent + (size_t)L.text);
+            rc = reduce_local(r, a + off, t, n);
+            if (rc == MPI_SUCCESS) rc = copy_elems(r, &L, out + off, t, n, pack);
+        } else {
+            rc = copy_elems(r, &L, out + off, b + off, n, pack);
+            if (rc == MPI_SUCCESS) rc = reduce_local(r, a + off, out + off, n);
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+int mc_red3(const mc_red_t *r, void *out, const void *a, const void *b, size_t count)
+{
+    mc_dav_bytes += 3 * (uint64_t)count * r->extent;
+    if (r->k3) {
+        r->k3(out, a, b, count);
+        return MPI_SUCCESS;
+    }
+    if (!count) return MPI_SUCCESS;
+    return red3_user(r, out, a, b, count);
+}

@@ -1,0 +1,220 @@
+/* The intra-node shared-memory engine: the node region (flags, posted buffers, data area),
+ * waits that spin then yield, the copy and reduction kernels, and the data paths to a peer's
+ * own buffers (CMA single copy, shared-heap zero copy).
+ *
+ * Synchronization model. Every collective call on a region is one "op" (sh->op, the same
+ * count on every local rank because collectives are ordered). A flag never resets: a rank
+ * publishes progress by storing mc_seq(op, step) with release order, after writing the
+ * payload; a reader waits until the flag has reached that value (wrap-safe compare). Steps
+ * are algorithm-defined, 1 .. MC_STEP_MAX, increasing within an op.
+ *
+ * Data-area reuse. A rank's first write to the data area in op n must not overwrite what a
+ * slower rank still reads from op n-1: mc_shm_begin() returns the op number; writers call
+ * mc_shm_quiesce() before their first write (waits until every rank posted DONE for op n-1,
+ * normally long true); every rank calls mc_shm_end() when it no longer reads shared data or
+ * peers' posted buffers of this op. Algorithms that expose a user buffer to peers (posting)
+ * wait for the readers' DONE of this op before returning. */
+#ifndef MC_SHM_H
+#define MC_SHM_H
+#include "../core/mc.h"
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#define MC_LINE 128              /* flag line: two cache lines (adjacent-line prefetch) */
+#define MC_CL 64                 /* cache line: minimum slice */
+#define MC_STEP_BITS 24
+#define MC_STEP_MAX ((1u << MC_STEP_BITS) - 2)
+#define MC_STEP_END (MC_STEP_MAX + 1)
+
+static inline uint64_t mc_seq(uint64_t op, uint32_t step) { return (op << MC_STEP_BITS) | step; }
+static inline int mc_seq_reached(uint64_t v, uint64_t target) { return (int64_t)(v - target) >= 0; }
+
+/* One flag per line; the rest of the line carries small payloads inline (bcast, allreduce
+ * of a few elements) so a reader touches a single line. */
+#define MC_INLINE (MC_LINE - 8)
+typedef struct mc_flag {
+    _Atomic uint64_t v;
+    unsigned char data[MC_INLINE];
+} __attribute__((aligned(MC_LINE))) mc_flag_t;
+
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
+/* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
+ * payload inline in a STEP line can be rewritten as soon as its readers finished op
+ * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
+ * wait for the last op's readers, nor read their DONE lines on every call. */
+#define MC_RING 4
+
+/* A buffer a rank exposes to its node: its address, plus where it lives in the poster's
+ * shared heap (zero copy) when it does. MC_NPOST buffers per rank and op (e.g. sbuf, rbuf). */
+#define MC_NPOST 2
+typedef struct mc_post {
+    uint64_t addr;          /* in the poster's address space (CMA) */
+    uint64_t len;
+    int64_t heap_off;       /* offset in the poster's shared heap, -1 = not in it */
+    uint64_t heap_id;       /* which heap segment (see heap.h), 0 = none */
+    uint64_t aux[4];        /* algorithm-defined (counts, displacements) */
+} __attribute__((aligned(MC_CL))) mc_post_t;
+
+typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t;
+
+typedef struct mc_shm {
+    int p, r;                /* local size, local rank */
+    char *base;              /* mapping of the whole region */
+    size_t len;
+    mc_flag_t *flags;        /* [MC_NFLAGS][p]; kind MC_F_STEP unused (the ring below) */
+    mc_flag_t *step;         /* [p][MC_RING] */
+    uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
+    mc_post_t *posts;        /* [p][MC_NPOST] */
+    char *data;              /* data area, MC_LINE aligned */
+    size_t data_len;
+    pid_t *pids;             /* [p] process id of every local rank */
+    int cma;                 /* process_vm_readv/writev works between every pair */
+    uint64_t op;             /* collective calls on this region so far */
+    uint64_t bar;            /* barriers so far */
+    uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
+    /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
+    int nsock, sock;         /* number of sockets, this rank's socket */
+    int *sock_of;            /* [p] socket of every local rank */
+    int *sock_first;         /* [nsock+1] local ranks of socket s: sock_rank[sock_first[s]..] */
+    int *sock_rank;          /* [p] local ranks grouped by socket, ascending within */
+} mc_shm_t;
+
+/* ---------------------------------------------------------------- region (region.c) */
+/* The region of ctx's node, created on first use (collective over the node's ranks).
+ * Returns MPI_SUCCESS with *out NULL when shared memory is unavailable: callers decline. */
+int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out);
+static inline int mc_shm_get(mc_ctx_t *ctx, mc_shm_t **out)
+{
+    if ((*out = ctx->shm)) return MPI_SUCCESS;
+    return mc_shm_create(ctx, out);
+}
+void mc_shm_free(mc_shm_t *sh);
+
+static inline mc_flag_t *mc_flag(mc_shm_t *sh, int kind, int rank)
+{
+    if (kind == MC_F_STEP) return &sh->step[rank * MC_RING + (int)(sh->op % MC_RING)];
+    return &sh->flags[kind * sh->p + rank];
+}
+static inline mc_post_t *mc_post(mc_shm_t *sh, int rank, int slot)
+{
+    return &sh->posts[rank * MC_NPOST + slot];
+}
+/* Per-rank slot of the data area: data_len / p rounded down to MC_LINE. */
+static inline size_t mc_shm_slot(const mc_shm_t *sh) { return sh->data_len / (size_t)sh->p / MC_LINE * MC_LINE; }
+static inline char *mc_shm_slot_of(mc_shm_t *sh, int rank) { return sh->data + (size_t)rank * mc_shm_slot(sh); }
+
+uint64_t mc_shm_begin(mc_shm_t *sh);     /* starts an op, returns its number */
+void mc_shm_quiesce(mc_shm_t *sh);       /* every rank finished reading shared data of op-1
+                                          * (waits once per op) */
+void mc_shm_quiesce_inline(mc_shm_t *sh); /* enough before writing only this op's STEP line
+                                          * payload: every rank finished op - MC_RING */
+/* p is this a pointer into the STEP ring (inline payload)? */
+static inline int mc_shm_is_inline(const mc_shm_t *sh, const void *p)
+{
+    return (const char *)p >= (const char *)sh->step &&
+           (const char *)p < (const char *)(sh->step + (size_t)sh->p * MC_RING);
+}
+void mc_shm_end(mc_shm_t *sh);           /* this rank no longer reads shared data of this op */
+
+void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step);              /* publish (release) */
+void mc_shm_wait(mc_shm_t *sh, int kind, int rank, uint32_t step);   /* acquire */
+void mc_shm_wait_all(mc_shm_t *sh, int kind, uint32_t step);         /* every other rank */
+int mc_shm_test(mc_shm_t *sh, int kind, int rank, uint32_t step);    /* reached? no wait */
+/* Node barrier: dissemination over the BAR flags, ceil(log2 p) rounds. */
+void mc_shm_barrier(mc_shm_t *sh);
+
+/* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
+void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);
+
+/* ---------------------------------------------------------------- counters (region.c) */
+/* Data-access volume (bytes loaded + stored by the copy and reduce kernels) and
+ * synchronization events (flag publications) of this thread; mc_run attributes the delta of
+ * each call to its collective (MCOLL_STATS, mcoll_stats_get). */
+extern __thread uint64_t mc_dav_bytes __attribute__((tls_model("initial-exec")));
+extern __thread uint64_t mc_sync_events __attribute__((tls_model("initial-exec")));
+
+/* ---------------------------------------------------------------- copy kernels (copy.c) */
+/* All count 2n bytes of DAV. Any alignment and length; regions must not overlap. */
+void mc_copy_t(void *dst, const void *src, size_t n);    /* temporal: memcpy */
+void mc_copy_nt(void *dst, const void *src, size_t n);   /* streaming stores + sfence */
+/* Paper Algorithm 1 (as the prose says): nt-copy when the destination is non-temporal
+ * (nontemporal != 0) and the algorithm's working set W exceeds the cache capacity C;
+ * t-copy otherwise. */
+void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, size_t W, size_t C);
+/* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks; MCOLL_SHM_CACHE
+ * overrides. */
+size_t mc_cache_capacity(int p);
+/* Kernel variants, for tests and mcoll-info: "avx512", "avx2", "sse2", "scalar". */
+const char *mc_copy_nt_kind(void);
+int mc_copy_nt_force(const char *kind);  /* 0 ok, -1 unknown or unsupported on this CPU */
+
+/* ---------------------------------------------------------------- reduction kernels (reduce.c) */
+/* A reduction prepared once per call: a vectorized kernel for predefined (op, type) pairs,
+ * PMPI_Reduce_local otherwise. Operand order follows MPI: "in" is the lower-ranked. */
+typedef void (*mc_red_kernel_t)(void *out, const void *a, const void *b, size_t count);
+typedef struct mc_red {
+    MPI_Op op;
+    MPI_Datatype dtype;
+    size_t extent;
+    int commute;
+    mc_red_kernel_t k3;     /* out = a op b; NULL for user-defined ops */
+} mc_red_t;
+void mc_red_init(mc_red_t *r, const mc_args_t *a);
+/* inout = in op inout (count elements). 3 * count * extent bytes of DAV. */
+int mc_red2(const mc_red_t *r, const void *in, void *inout, size_t count);
+/* out = a op b; out may alias a or b. 3 * count * extent bytes of DAV. */
+int mc_red3(const mc_red_t *r, void *out, const void *a, const void *b, size_t count);
+/* The kernel for (op, type), or NULL (then PMPI_Reduce_local is used). */
+mc_red_kernel_t mc_red_kernel(MPI_Op op, MPI_Datatype t);
+
+/* ---------------------------------------------------------------- data paths (path.c, cma.c) */
+mc_path_t mc_shm_path(void);            /* MCOLL_SHM_PATH */
+/* Probe at region creation, collective over node_comm (ranks in local-rank order, sh->pids
+ * filled): each rank reads a word of every peer with process_vm_readv; returns 1 when every
+ * rank succeeded with every peer (same answer on all ranks), 0 otherwise. */
+int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm);
+int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
+int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
+
+/* Exposes buf (len bytes) as this rank's post `slot` for the current op. Posts are shared
+ * data: this quiesces first (a slower rank may still read the previous op's posts). Not a
+ * flag: publish with mc_shm_set afterwards. */
+void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len);
+/* How this rank can reach rank's posted buffer: MC_PATH_ZERO (a local pointer exists),
+ * MC_PATH_CMA, or MC_PATH_COPY (unreachable: the algorithm must stage through the region).
+ * Honors MCOLL_SHM_PATH. */
+mc_path_t mc_peer_path(mc_shm_t *sh, int rank, int slot);
+/* Local pointer to rank's posted buffer (zero copy), or NULL. */
+void *mc_peer_ptr(mc_shm_t *sh, int rank, int slot);
+/* Copies between a peer's posted buffer (at offset off) and local memory, by the best path. */
+int mc_peer_read(mc_shm_t *sh, int rank, int slot, size_t off, void *dst, size_t n);
+int mc_peer_write(mc_shm_t *sh, int rank, int slot, size_t off, const void *src, size_t n);
+/* Every rank can reach every other rank's post `slot` (all ranks compute the same answer
+ * from the posts, so they can agree on a path without communicating). */
+int mc_shm_all_reachable(mc_shm_t *sh, int slot);
+
+/* ---------------------------------------------------------------- shared heap (heap.c) */
+/* mcoll_malloc / MPI_Alloc_mem memory lives in per-process memfd segments that peers map
+ * once, so a posted address in it is used directly (zero copy, no syscall per operation). */
+int mc_heap_lookup(const void *p, uint64_t *heap_id, int64_t *off);   /* 1 if p is in my heap */
+/* Local address of (poster pid, heap_id, off), mapping the poster's segment on first use;
+ * NULL when it cannot be mapped. */
+void *mc_heap_translate(pid_t pid, uint64_t heap_id, int64_t off, size_t len);
+
+/* ---------------------------------------------------------------- algorithm glue (alg.c) */
+/* Applicability shared by every shm_* algorithm: the whole communicator is one node (real or
+ * virtual) and shared memory is not disabled or known to be unavailable. */
+int mc_shm_alg_ok(const mc_ctx_t *ctx, const mc_args_t *a);
+/* Region of the call's node. Returns 1 with *sh set; or 0 when no region can be had, after
+ * running the first applicable non-shm algorithm instead (*rc holds its result). Every local
+ * rank reaches the same answer (creation agrees collectively). */
+int mc_shm_enter_slow(mc_ctx_t *ctx, const mc_args_t *a, mc_shm_t **sh, int *rc);
+static inline int mc_shm_enter(mc_ctx_t *ctx, const mc_args_t *a, mc_shm_t **sh, int *rc)
+{
+    if ((*sh = ctx->shm)) return 1;
+    return mc_shm_enter_slow(ctx, a, sh, rc);
+}
+/* Working-set bound for adaptive copies: what the algorithm touches (buffers + region). */
+static inline size_t mc_shm_ws(size_t user_bytes, size_t shm_bytes) { return user_bytes + shm_bytes; }
+
+#endif

@@ -1,0 +1,101 @@
+/* Flags, waits and the node barrier. Publication is a release store of a sequence number
+ * that only grows; waiting is an acquire load until the number is reached. */
+#include "shm.h"
+#include <sched.h>
+#include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define CPU_RELAX() _mm_pause()
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* Spins before each yield: long enough to catch a peer running on another core, short
+ * enough that an oversubscribed rank soon gives its core to the rank it waits for. */
+static int spin_limit(void)
+{
+    static int limit;
+    if (!limit) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        limit = n > 1 ? 256 : 1;
+    }
+    return limit;
+}
+
+void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
+{
+    int spins = 0, limit = spin_limit();
+    while (!mc_seq_reached(atomic_load_explicit(f, memory_order_acquire), target)) {
+        if (++spins < limit) CPU_RELAX();
+        else {
+            sched_yield();
+            spins = 0;
+        }
+    }
+}
+
+uint64_t mc_shm_begin(mc_shm_t *sh) { return ++sh->op; }
+
+/* Every rank finished op `done` (DONE flags); what was read before is remembered, so a rank
+ * far enough ahead is not read again (its DONE line keeps being written). */
+static void wait_done(mc_shm_t *sh, uint64_t done)
+{
+    uint64_t target = mc_seq(done, MC_STEP_END);
+    for (int i = 0; i < sh->p; i++) {
+        if (i == sh->r || mc_seq_reached(sh->seen_done[i], target)) continue;
+        _Atomic uint64_t *f = &mc_flag(sh, MC_F_DONE, i)->v;
+        mc_wait_flag(f, target);
+        sh->seen_done[i] = atomic_load_explicit(f, memory_order_relaxed);
+    }
+}
+
+void mc_shm_quiesce(mc_shm_t *sh)
+{
+    if (sh->op <= 1 || sh->quiesced == sh->op) return;   /* flags start at zero before op 1 */
+    sh->quiesced = sh->op;
+    wait_done(sh, sh->op - 1);
+}
+
+void mc_shm_quiesce_inline(mc_shm_t *sh)
+{
+    if (sh->op > MC_RING) wait_done(sh, sh->op - MC_RING);
+}
+
+void mc_shm_end(mc_shm_t *sh) { mc_shm_set(sh, MC_F_DONE, MC_STEP_END); }
+
+void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step)
+{
+    atomic_store_explicit(&mc_flag(sh, kind, sh->r)->v, mc_seq(sh->op, step), memory_order_release);
+    mc_sync_events++;
+}
+
+void mc_shm_wait(mc_shm_t *sh, int kind, int rank, uint32_t step)
+{
+    mc_wait_flag(&mc_flag(sh, kind, rank)->v, mc_seq(sh->op, step));
+}
+
+int mc_shm_test(mc_shm_t *sh, int kind, int rank, uint32_t step)
+{
+    uint64_t v = atomic_load_explicit(&mc_flag(sh, kind, rank)->v, memory_order_acquire);
+    return mc_seq_reached(v, mc_seq(sh->op, step));
+}
+
+void mc_shm_wait_all(mc_shm_t *sh, int kind, uint32_t step)
+{
+    for (int i = 0; i < sh->p; i++)
+        if (i != sh->r) mc_shm_wait(sh, kind, i, step);
+}
+
+/* Dissemination: in round k a rank announces it reached round k and waits until the rank
+ * 2^k below it did too; after ceil(log2 p) rounds every rank knows all arrived. */
+void mc_shm_barrier(mc_shm_t *sh)
+{
+    uint64_t b = ++sh->bar;
+    _Atomic uint64_t *mine = &mc_flag(sh, MC_F_BAR, sh->r)->v;
+    for (int k = 0, d = 1; d < sh->p; k++, d <<= 1) {
+        atomic_store_explicit(mine, mc_seq(b, (uint32_t)k + 1), memory_order_release);
+        mc_sync_events++;
+        int from = (sh->r - d + sh->p) % sh->p;
+        mc_wait_flag(&mc_flag(sh, MC_F_BAR, from)->v, mc_seq(b, (uint32_t)k + 1));
+    }
+}

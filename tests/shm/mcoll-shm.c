@@ -1,0 +1,177 @@
+/* mcoll-shm: checks of the shared-memory engine that the verification suite cannot see.
+ *
+ *  dav     every shm_* algorithm with a data-access-volume model: the DAV counters of one call,
+ *          summed over the node's ranks, equal the model (yhccl Tables 1-3: MA reduce-scatter
+ *          s(3p-1), MA allreduce s(5p-1), socket-aware s(5p+2m-3), ...) at several sizes,
+ *          including sizes that divide neither by p nor by the slice.
+ *  hygiene the region leaves nothing behind: no /dev/shm entry, no open descriptor.
+ *  kill    rank 1 kills itself with SIGKILL after the region exists (the launcher then
+ *          aborts the job; the ctest script checks /dev/shm afterwards).
+ * Usage: mcoll-shm dav|hygiene|kill [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
+#include "core/mc.h"
+#include "mcoll.h"
+#include "shm/shm.h"
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size, fails, heap;
+
+static void *alloc(size_t n)
+{
+    void *p = heap ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
+    if (!p) abort();
+    memset(p, 1, n);
+    return p;
+}
+static void release(void *p) { if (heap) mcoll_free(p); else free(p); }
+
+/* One call of collective c with n units (doubles for reductions, bytes otherwise). */
+static int call(mc_coll_t c, size_t n)
+{
+    size_t big = n * (size_t)size;
+    double *s = alloc(big * sizeof(double)), *r = alloc(big * sizeof(double));
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size), rc;
+    for (int i = 0; i < size; i++) cnt[i] = (int)n, dsp[i] = (int)(n * (size_t)i);
+    int k = (int)n;
+    switch (c) {
+    case MC_BARRIER: rc = MPI_Barrier(MPI_COMM_WORLD); break;
+    case MC_BCAST: rc = MPI_Bcast(s, k, MPI_BYTE, size - 1, MPI_COMM_WORLD); break;
+    case MC_REDUCE: rc = MPI_Reduce(s, r, k, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD); break;
+    case MC_ALLREDUCE: rc = MPI_Allreduce(s, r, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case MC_REDUCE_SCATTER: rc = MPI_Reduce_scatter(s, r, cnt, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case MC_REDUCE_SCATTER_BLOCK: rc = MPI_Reduce_scatter_block(s, r, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case MC_ALLGATHER: rc = MPI_Allgather(s, k, MPI_BYTE, r, k, MPI_BYTE, MPI_COMM_WORLD); break;
+    case MC_ALLGATHERV: rc = MPI_Allgatherv(s, k, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD); break;
+    case MC_GATHER: rc = MPI_Gather(s, k, MPI_BYTE, r, k, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case MC_GATHERV: rc = MPI_Gatherv(s, k, MPI_BYTE, r, cnt, dsp, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case MC_SCATTER: rc = MPI_Scatter(s, k, MPI_BYTE, r, k, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case MC_SCATTERV: rc = MPI_Scatterv(s, cnt, dsp, MPI_BYTE, r, k, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case MC_ALLTOALL: rc = MPI_Alltoall(s, k, MPI_BYTE, r, k, MPI_BYTE, MPI_COMM_WORLD); break;
+    case MC_ALLTOALLV: rc = MPI_Alltoallv(s, cnt, dsp, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD); break;
+    case MC_SCAN: rc = MPI_Scan(s, r, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case MC_EXSCAN: rc = MPI_Exscan(s, r, k, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    default: rc = MPI_ERR_OTHER;
+    }
+    release(s);
+    release(r);
+    free(cnt);
+    free(dsp);
+    return rc;
+}
+
+static int sockets(void)
+{
+    mc_ctx_t *ctx;
+    if (mc_ctx_get(MPI_COMM_WORLD, &ctx) != MPI_SUCCESS || !ctx->shm) return 1;
+    return ctx->shm->nsock;
+}
+
+/* DAV of one call, summed over all ranks; *bytes = a->bytes of this rank. */
+static uint64_t measure(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes, int *ran)
+{
+    mcoll_stats_t before, after;
+    const char *name = mc_coll_name(c);
+    call(c, n);                       /* warm: creates the region, maps heap segments */
+    mcoll_stats_get(name, &before);
+    call(c, n);
+    mcoll_stats_get(name, &after);
+    const char *last = mcoll_last_alg(name);
+    int mine = last && !strcmp(last, alg), all;
+    PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    *ran = all;
+    uint64_t dav = after.dav - before.dav, sum = 0;
+    PMPI_Allreduce(&dav, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    *bytes = after.bytes - before.bytes;
+    return sum;
+}
+
+static void dav_one(mc_coll_t c, const mc_alg_t *alg, size_t n)
+{
+    uint64_t bytes;
+    int ran;
+    mcoll_set_alg(mc_coll_name(c), alg->name);
+    uint64_t got = measure(c, n, alg->name, &bytes, &ran);
+    mcoll_set_alg(mc_coll_name(c), "auto");
+    if (!ran) return;   /* the algorithm declined this size (e.g. small-message paths) */
+    mc_cost_in_t in = {.p = size, .m = (double)bytes, .ms = (double)bytes, .radix = 0, .sockets = sockets()};
+    double want = alg->dav(&in);
+    if ((double)got != want) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL dav %s/%s p=%d m=%llu sockets=%d: counted %llu, model %.0f\n", mc_coll_name(c),
+                   alg->name, size, (unsigned long long)bytes, in.sockets, (unsigned long long)got, want);
+    } else if (rank == 0 && getenv("MCOLL_SHM_TEST_VERBOSE")) {
+        printf("ok dav %s/%s p=%d m=%llu: %llu\n", mc_coll_name(c), alg->name, size,
+               (unsigned long long)bytes, (unsigned long long)got);
+    }
+}
+
+static void test_dav(void)
+{
+    const size_t sizes[] = {1, 7, 1000, 4099, 65536 + 3, 300000};
+    int checked = 0;
+    for (int c = 0; c < MC_NCOLL; c++)
+        for (int i = 0; i < mc_alg_count(c); i++) {
+            const mc_alg_t *alg = mc_alg_at(c, i);
+            /* direct algorithms model the zero-copy path (heap buffers); through CMA they may
+             * stage peers' data in a private scratch, which the kernels count too */
+            size_t nl = strlen(alg->name);
+            if (!alg->dav || (!heap && nl > 7 && !strcmp(alg->name + nl - 7, "_direct"))) continue;
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) dav_one(c, alg, sizes[s]);
+            checked++;
+        }
+    if (checked == 0) {
+        fails++;
+        if (rank == 0) printf("FAIL dav: no algorithm has a DAV model\n");
+    }
+}
+
+/* No mcoll entry in /dev/shm and no descriptor of the region left open. */
+static void test_hygiene(void)
+{
+    call(MC_ALLREDUCE, 1000);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, "mcoll", 5)) {
+            fails++;
+            printf("FAIL hygiene: /dev/shm/%s exists\n", e->d_name);
+        }
+    if (d) closedir(d);
+    d = opendir("/proc/self/fd");
+    while (d && (e = readdir(d))) {
+        char path[300], target[300];
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n > 0 && (target[n] = 0, strstr(target, "mcoll-node"))) {
+            fails++;
+            printf("FAIL hygiene: descriptor %s -> %s still open\n", e->d_name, target);
+        }
+    }
+    if (d) closedir(d);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *what = argc > 1 ? argv[1] : "dav";
+    heap = argc > 2 && !strcmp(argv[2], "--heap");
+    if (!strcmp(what, "dav")) test_dav();
+    else if (!strcmp(what, "hygiene")) test_hygiene();
+    else if (!strcmp(what, "kill")) {
+        call(MC_ALLREDUCE, 1000);
+        if (rank == 1 % size) raise(SIGKILL);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    int all = 0;
+    PMPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf(all ? "FAIL: %d checks failed\n" : "PASSED\n", all);
+    MPI_Finalize();
+    return all != 0;
+}

@@ -1,0 +1,254 @@
+/* Copy kernels (src/shm/copy.c): every non-temporal variant this CPU supports at every
+ * source/destination alignment and many lengths, with guard bytes around the destination;
+ * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE
+ * (in a re-executed child, since the configuration is read once).
+ *
+ *   unit_copy [-v]    -v (or MCOLL_UNIT_BENCH=1): also time 64 MiB copies in 256 KiB slices */
+#include "core/config.h"
+#include "core/topo.h"
+#include "shm/shm.h"
+#include "unit.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GUARD 64
+#define GUARD_BYTE 0xA5
+
+static const char *kinds[] = {"avx512", "avx2", "sse2", "scalar"};
+#define NKINDS 4
+
+static unsigned char *src_buf, *dst_buf;
+static size_t buf_len;
+
+typedef void (*copy_fn)(void *, const void *, size_t);
+
+/* Copies len bytes from src_buf+sa to dst_buf+GUARD+da and checks the copy and the GUARD
+ * bytes on either side of it. Returns 0 on success (to stop early on a broken kernel). */
+static int one_copy(copy_fn fn, const char *what, size_t sa, size_t da, size_t len)
+{
+    unsigned char *d = dst_buf + GUARD + da;
+    memset(d - GUARD, GUARD_BYTE, len + 2 * GUARD);
+    fn(d, src_buf + sa, len);
+    int ok = memcmp(d, src_buf + sa, len) == 0;
+    for (size_t i = 0; i < GUARD && ok; i++) ok = d[-1 - (long)i] == GUARD_BYTE && d[len + i] == GUARD_BYTE;
+    CHECK(ok, "%s: src align %zu dst align %zu len %zu: copy or guard bytes wrong", what, sa, da, len);
+    return ok ? 0 : -1;
+}
+
+static void sweep(copy_fn fn, const char *what)
+{
+    /* dst_buf is 64-byte aligned and GUARD is a multiple of 64: da is the alignment */
+    for (size_t len = 0; len <= 300; len++)
+        for (size_t sa = 0; sa < 64; sa++)
+            for (size_t da = 0; da < 64; da++)
+                if (one_copy(fn, what, sa, da, len)) return;
+    static const size_t al[] = {0, 1, 8, 31, 63};
+    for (size_t len = 301; len <= 1200; len++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++)
+                if (one_copy(fn, what, al[i], al[j], len)) return;
+    static const size_t big[] = {4095, 4096, 4097, 65536 + 3, (1 << 20) + 7, (3 << 20) + 63};
+    for (int b = 0; b < 6; b++)
+        for (int i = 0; i < 5; i++)
+            if (one_copy(fn, what, al[i], al[4 - i], big[b])) return;
+}
+
+static void test_variants(void)
+{
+    int supported = 0;
+    for (int k = 0; k < NKINDS; k++) {
+        if (mc_copy_nt_force(kinds[k]) != 0) {
+            printf("nt variant %s: not supported here\n", kinds[k]);
+            continue;
+        }
+        supported++;
+        CHECK(!strcmp(mc_copy_nt_kind(), kinds[k]), "forced %s, kind is %s", kinds[k], mc_copy_nt_kind());
+        char what[32];
+        snprintf(what, sizeof what, "nt/%s", kinds[k]);
+        sweep(mc_copy_nt, what);
+    }
+    CHECK(supported >= 1, "no nt variant supported (scalar always should be)");
+    CHECK(mc_copy_nt_force("scalar") == 0, "scalar must always be available");
+#if defined(__x86_64__)
+    CHECK(mc_copy_nt_force("sse2") == 0, "sse2 is part of x86-64");
+    CHECK((mc_copy_nt_force("avx512") == 0) == !!__builtin_cpu_supports("avx512f"), "avx512 availability");
+    CHECK((mc_copy_nt_force("avx2") == 0) == !!__builtin_cpu_supports("avx2"), "avx2 availability");
+#endif
+    CHECK(mc_copy_nt_force("bogus") == -1, "unknown kind accepted");
+    CHECK(mc_copy_nt_force("") == -1, "empty kind accepted");
+    CHECK(mc_copy_nt_force(NULL) == -1, "NULL kind accepted");
+    CHECK(mc_copy_nt_force("auto") == 0, "auto rejected");
+    sweep(mc_copy_t, "t");
+}
+
+/* The adaptive copy is correct on both branches; which branch ran is not observable from
+ * the outside, so the boundaries are exercised (W == C must take the t-copy). */
+static size_t adapt_nt, adapt_w, adapt_c;
+static void adaptive_fn(void *d, const void *s, size_t n) { mc_copy_adaptive(d, s, n, (int)adapt_nt, adapt_w, adapt_c); }
+
+static void test_adaptive(void)
+{
+    static const size_t cases[][3] = {{1, 2, 1}, {1, 1, 1}, {1, 0, 1}, {0, 2, 1}, {0, 0, 0}, {1, SIZE_MAX, 0}};
+    for (int c = 0; c < 6; c++) {
+        adapt_nt = cases[c][0], adapt_w = cases[c][1], adapt_c = cases[c][2];
+        char what[64];
+        snprintf(what, sizeof what, "adaptive(nt=%zu,W=%zu,C=%zu)", adapt_nt, adapt_w, adapt_c);
+        static const size_t lens[] = {0, 1, 255, 256, 257, 1000, 65536 + 5, (1 << 20) + 7};
+        for (int i = 0; i < 8; i++)
+            for (size_t a = 0; a < 64; a += 7) one_copy(adaptive_fn, what, a, 63 - a, lens[i]);
+    }
+}
+
+static void test_dav(void)
+{
+    static const size_t lens[] = {0, 1, 100, 255, 256, 4099, (1 << 20) + 7};
+    for (int i = 0; i < 7; i++) {
+        size_t n = lens[i];
+        uint64_t before = mc_dav_bytes;
+        mc_copy_t(dst_buf, src_buf + 3, n);
+        CHECK(mc_dav_bytes - before == 2 * n, "t-copy of %zu bytes counted %llu", n, (unsigned long long)(mc_dav_bytes - before));
+        before = mc_dav_bytes;
+        mc_copy_nt(dst_buf + 5, src_buf, n);
+        CHECK(mc_dav_bytes - before == 2 * n, "nt-copy of %zu bytes counted %llu", n, (unsigned long long)(mc_dav_bytes - before));
+        before = mc_dav_bytes;
+        mc_copy_adaptive(dst_buf, src_buf, n, 1, 2, 1);
+        mc_copy_adaptive(dst_buf, src_buf, n, 0, 2, 1);
+        CHECK(mc_dav_bytes - before == 4 * n, "2 adaptive copies of %zu bytes counted %llu", n, (unsigned long long)(mc_dav_bytes - before));
+        /* in place: nothing moves, nothing counts */
+        before = mc_dav_bytes;
+        mc_copy_t(dst_buf, dst_buf, n);
+        mc_copy_nt(dst_buf, dst_buf, n);
+        CHECK(mc_dav_bytes == before, "copies onto themselves of %zu bytes counted %llu", n, (unsigned long long)(mc_dav_bytes - before));
+    }
+}
+
+/* The formula of shm.h, from the topology this process sees. */
+static size_t expected_capacity(int p)
+{
+    mc_topo_t t;
+    mc_topo_get(&t);
+    if (!t.llc) return (size_t)32 << 20;
+    if (t.llc_inclusive == 0 && t.llc_level > 2 && t.l2) return t.llc + (size_t)p * t.l2;
+    return t.llc;
+}
+
+static void test_capacity(void)
+{
+    if (mc_cfg()->shm_cache > 0) {
+        for (int p = 1; p <= 64; p *= 2)
+            CHECK(mc_cache_capacity(p) == (size_t)mc_cfg()->shm_cache, "MCOLL_SHM_CACHE=%ld, p=%d: %zu", mc_cfg()->shm_cache, p, mc_cache_capacity(p));
+        return;
+    }
+    mc_topo_t t;
+    mc_topo_get(&t);
+    printf("topology: llc L%d %zu bytes (inclusive %d), l2 %zu: C(1)=%zu C(8)=%zu\n", t.llc_level, t.llc, t.llc_inclusive, t.l2,
+           mc_cache_capacity(1), mc_cache_capacity(8));
+    for (int p = 1; p <= 64; p *= 2) {
+        size_t c = mc_cache_capacity(p);
+        CHECK(c == expected_capacity(p), "p=%d: capacity %zu, expected %zu", p, c, expected_capacity(p));
+        CHECK(c >= t.llc && c > 0, "p=%d: capacity %zu below the LLC %zu", p, c, t.llc);
+        CHECK(p == 1 || c >= mc_cache_capacity(p / 2), "capacity shrinks with p=%d", p);
+    }
+}
+
+/* ---------------------------------------------------------------- configuration (child) */
+static int child_main(const char *what)
+{
+    if (!strcmp(what, "nt-sse2")) {
+        CHECK(!strcmp(mc_copy_nt_kind(), "sse2"), "MCOLL_SHM_NT=sse2: kind %s", mc_copy_nt_kind());
+    } else if (!strcmp(what, "nt-bogus")) {
+        const char *k = mc_copy_nt_kind();   /* warns, then takes the best supported */
+        CHECK(mc_copy_nt_force("auto") == 0 && !strcmp(k, mc_copy_nt_kind()), "MCOLL_SHM_NT=bogus: kind %s, auto is %s", k, mc_copy_nt_kind());
+    } else if (!strcmp(what, "cache")) {
+        CHECK(mc_cfg()->shm_cache == 12345, "MCOLL_SHM_CACHE parsed as %ld", mc_cfg()->shm_cache);
+        test_capacity();
+    }
+    return unit_summary(what);
+}
+
+static void run_child(const char *self, const char *what, const char *var, const char *val)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv(var, val, 1);
+        execl("/proc/self/exe", self, "--child", what, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %s=%s failed (status %d)", var, val, st);
+}
+
+/* ---------------------------------------------------------------- benchmark */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Copy bandwidth (bytes copied per second) of a 64 MiB copy made of 256 KiB slices, as a
+ * pipelined collective does; best of 5. */
+static double bench_one(copy_fn fn, char *d, const char *s, size_t total, size_t slice)
+{
+    double best = 1e30;
+    for (int rep = 0; rep < 5; rep++) {
+        double t0 = now();
+        for (size_t off = 0; off < total; off += slice) fn(d + off, s + off, slice);
+        double t = now() - t0;
+        best = t < best ? t : best;
+    }
+    return total / best / 1e9;
+}
+
+static void bench(void)
+{
+    const size_t total = (size_t)64 << 20, slice = (size_t)256 << 10;
+    char *s = aligned_alloc(4096, total), *d = aligned_alloc(4096, total);
+    if (!s || !d) {
+        printf("bench: no memory\n");
+        free(s), free(d);
+        return;
+    }
+    memset(s, 1, total);
+    memset(d, 2, total);
+    printf("bench: 64 MiB in 256 KiB slices, copy bandwidth GB/s (best of 5)\n");
+    printf("  %-8s %6.2f\n", "memcpy", bench_one(mc_copy_t, d, s, total, slice));
+    for (int k = 0; k < NKINDS; k++) {
+        if (mc_copy_nt_force(kinds[k]) != 0) continue;
+        printf("  nt/%-5s %6.2f   (dst+1, src+3: %6.2f)\n", kinds[k], bench_one(mc_copy_nt, d, s, total, slice),
+               bench_one(mc_copy_nt, d + 1, s + 3, total - 64, slice));
+    }
+    mc_copy_nt_force("auto");
+    free(s);
+    free(d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--child")) return child_main(argv[2]);
+    int verbose = (argc > 1 && !strcmp(argv[1], "-v")) || getenv("MCOLL_UNIT_BENCH");
+
+    buf_len = ((size_t)4 << 20);
+    src_buf = aligned_alloc(64, buf_len);
+    dst_buf = aligned_alloc(64, buf_len);
+    if (!src_buf || !dst_buf) return 2;
+    srand(7);
+    for (size_t i = 0; i < buf_len; i++) src_buf[i] = (unsigned char)(rand() >> 7);
+    printf("nt kind at first use: %s\n", mc_copy_nt_kind());
+
+    test_variants();
+    test_adaptive();
+    test_dav();
+    test_capacity();
+    run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
+    run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
+    run_child(argv[0], "cache", "MCOLL_SHM_CACHE", "12345");
+    if (verbose) bench();
+    free(src_buf);
+    free(dst_buf);
+    return unit_summary("unit_copy");
+}
