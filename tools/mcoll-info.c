@@ -7,6 +7,7 @@
 #include "core/config.h"
 #include "core/mc.h"
 #include "core/topo.h"
+#include "shm/shm.h"
 #include <hwloc.h>
 #include <stdio.h>
 #include <string.h>
@@ -75,9 +76,10 @@ static const char *flag_words(const char *coll, const char *alg, char *buf, size
     const mc_alg_t *a = mc_alg_find(mc_coll_from_name(coll), alg);
     buf[0] = 0;
     if (!a) return buf;
-    snprintf(buf, n, "%s%s%s", (a->flags & MC_ALG_SEGMENTED) ? "segmented " : "",
+    snprintf(buf, n, "%s%s%s%s", (a->flags & MC_ALG_SEGMENTED) ? "segmented " : "",
              (a->flags & MC_ALG_RADIX) ? "radix " : "",
-             (a->flags & MC_ALG_COMMUTATIVE_ONLY) ? "commutative-only " : "");
+             (a->flags & MC_ALG_COMMUTATIVE_ONLY) ? "commutative-only " : "",
+             a->dav ? "shared-memory (one node) " : "");
     size_t len = strlen(buf);
     if (len) buf[len - 1] = 0;
     return buf;
@@ -187,6 +189,12 @@ static void print_topo(int markdown)
     printf("%sL1d %s, L2 %s, L3 %s (one instance each)\n", b, l1, l2, l3);
     printf("%slast level: L%d, %s x %d, shared by %d PUs, inclusive: %s\n", b, t.llc_level, llc,
            t.llc_count, t.llc_pus, incl[t.llc_inclusive + 1]);
+    /* the shared-memory engine's view of it */
+    char c2[32], cp[32];
+    human_size(mc_cache_capacity(2), c2, sizeof c2);
+    human_size(mc_cache_capacity(t.pus), cp, sizeof cp);
+    printf("%sadaptive copy: cache capacity C = %s at 2 ranks, %s at %d; nt-copy kernel %s\n", b, c2,
+           cp, t.pus, mc_copy_nt_kind());
     printf("\n");
 }
 

@@ -91,7 +91,9 @@ typedef struct mc_args {
     size_t bytes;           /* payload for stats and selection: bytes per rank of the
                              * collective's natural message (allreduce/reduce_scatter: the
                              * whole input vector; allgather: one block; alltoall: one
-                             * destination's block; alltoallv: all bytes sent) */
+                             * destination's block; allgatherv: the mean block; alltoallv: all
+                             * bytes sent, gatherv/scatterv: this rank's block — these three differ
+                             * between ranks, so no selection may depend on them) */
 } mc_args_t;
 
 /* ---------------------------------------------------------------- registry */

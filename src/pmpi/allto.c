@@ -25,6 +25,13 @@ static int send_view(const void *sbuf, size_t n, MPI_Datatype t, const mc_dt_t *
     return mc_view(sbuf, n, t, &forced, 1, comm, view, tmp);
 }
 
+static size_t blocks_mean(const size_t *cnt, int p)
+{
+    size_t total = 0;
+    for (int i = 0; i < p; i++) total += cnt[i];
+    return total / (size_t)p;
+}
+
 static int comm_size(MPI_Comm comm, int *size, int *rank)
 {
     return mc_comm_dims(comm, size, rank);
@@ -116,7 +123,8 @@ int MPI_Allgatherv(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rb
             a.rbuf = b.base;
             a.counts = b.cnt;
             a.displs = b.dsp;
-            a.count = a.bytes = b.cnt[rank];
+            a.count = b.cnt[rank];
+            a.bytes = blocks_mean(b.cnt, size);   /* the same on every rank: selection uses it */
             handled = mc_run(comm, &a, &rc);
             if (handled && rc == MPI_SUCCESS)
                 rc = mc_raise(comm, mc_blocks_unpack(&b, size, rcounts, displs, rbuf, rtype, comm));

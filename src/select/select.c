@@ -11,43 +11,82 @@
 #define MiB ((size_t)1 << 20)
 
 /* Default decisions until the model-built rules replace them: the first row of the
- * collective whose limits cover the call and whose algorithm applies wins. The allreduce and
- * reduce-scatter switch points come from `mcoll-bench --alg all` at 2 ranks (README); the
- * others are the classic latency-vs-bandwidth choices, not yet measured at more ranks. */
+ * collective whose limits cover the call and whose algorithm applies wins. The shm_* rows
+ * apply only when the communicator is one node; their switch points come from
+ * `mcoll-bench --alg ...` at 2 ranks on this machine (README, "Shared-memory engine"). The
+ * allreduce and reduce-scatter switch points of the point-to-point rows are measured the same
+ * way; the other point-to-point rows are the classic latency-vs-bandwidth choices, not yet
+ * measured at more ranks. */
 static const mc_rule_t rules[] = {
+    {MC_BARRIER, ANY, 0, "shm", 0},
     {MC_BARRIER, ANY, 0, "recursive_doubling", 0},
+    {MC_BCAST, 4 * KiB, 0, "shm_pipe", 0},
+    {MC_BCAST, 8 * MiB, 0, "shm_direct", 0},
+    {MC_BCAST, ANY, 0, "shm_pipe", 0},
     {MC_BCAST, ANY, 2, "binomial", 0},
     {MC_BCAST, 16 * KiB, 0, "binomial", 0},
     {MC_BCAST, 1 * MiB, 0, "split_binary", 32 * KiB},
     {MC_BCAST, ANY, 0, "pipeline", 128 * KiB},
+    {MC_REDUCE, 8 * KiB, 0, "shm_dpml", 0},
+    {MC_REDUCE, 512 * KiB, 0, "binomial", 0},
+    {MC_REDUCE, ANY, 0, "shm_direct", 0},
     {MC_REDUCE, 64 * KiB, 0, "binomial", 0},
     {MC_REDUCE, ANY, 2, "binomial", 0},
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB},
     {MC_REDUCE, ANY, 0, "binomial", 64 * KiB},
+    {MC_ALLREDUCE, 4 * KiB, 0, "shm_dpml", 0},
+    {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0},
+    {MC_ALLREDUCE, ANY, 0, "shm_direct", 0},     /* commutative ops */
+    {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0},       /* non-commutative, up to MCOLL_SHM_SMALL */
     {MC_ALLREDUCE, 8 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLREDUCE, ANY, 0, "ring", 0},           /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},   /* keeps rank order */
     {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0},
+    {MC_REDUCE_SCATTER, 16 * KiB, 0, "shm_dpml", 0},
+    {MC_REDUCE_SCATTER, 32 * KiB, 0, "shm_ma", 0},
+    {MC_REDUCE_SCATTER, ANY, 0, "shm_direct", 0},
+    {MC_REDUCE_SCATTER, ANY, 0, "shm_dpml", 0},
     {MC_REDUCE_SCATTER, 2 * KiB, 0, "recursive_halving", 0},
     {MC_REDUCE_SCATTER, ANY, 0, "ring", 0},
+    {MC_REDUCE_SCATTER_BLOCK, 16 * KiB, 0, "shm_dpml", 0},
+    {MC_REDUCE_SCATTER_BLOCK, 32 * KiB, 0, "shm_ma", 0},
+    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_direct", 0},
+    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_dpml", 0},
     {MC_REDUCE_SCATTER_BLOCK, 2 * KiB, 0, "recursive_halving", 0},
     {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "ring", 0},
+    {MC_ALLGATHER, 16 * KiB, 0, "shm_pipe", 0},
+    {MC_ALLGATHER, ANY, 0, "shm_direct", 0},
     {MC_ALLGATHER, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLGATHER, ANY, 0, "ring", 0},
+    {MC_ALLGATHERV, 16 * KiB, 0, "shm_pipe", 0},
+    {MC_ALLGATHERV, ANY, 0, "shm_direct", 0},
     {MC_ALLGATHERV, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLGATHERV, ANY, 0, "ring", 0},
+    {MC_GATHER, 8 * KiB, 0, "shm_pipe", 0},
+    {MC_GATHER, ANY, 0, "shm_direct", 0},
     {MC_GATHER, 8 * KiB, 0, "binomial", 0},
     {MC_GATHER, ANY, 0, "linear", 0},
+    /* gatherv, scatterv, alltoallv: a->bytes differs between ranks (only the root, or only
+     * the sender, knows the sizes), so their rows must not depend on it */
+    {MC_GATHERV, ANY, 0, "shm_direct", 0},
     {MC_GATHERV, ANY, 0, "linear", 0},
+    {MC_SCATTER, 8 * KiB, 0, "shm_pipe", 0},
+    {MC_SCATTER, ANY, 0, "shm_direct", 0},
     {MC_SCATTER, 8 * KiB, 0, "binomial", 0},
     {MC_SCATTER, ANY, 0, "linear", 0},
+    {MC_SCATTERV, ANY, 0, "shm_direct", 0},
     {MC_SCATTERV, ANY, 0, "linear", 0},
+    {MC_ALLTOALL, 8 * KiB, 0, "shm_pipe", 0},
+    {MC_ALLTOALL, ANY, 0, "shm_direct", 0},
     {MC_ALLTOALL, 256, 0, "bruck", 0},
     {MC_ALLTOALL, 64 * KiB, 0, "linear", 0},
     {MC_ALLTOALL, ANY, 0, "pairwise", 0},
+    {MC_ALLTOALLV, ANY, 0, "shm_direct", 0},
     {MC_ALLTOALLV, ANY, 0, "linear", 0},
+    {MC_SCAN, ANY, 0, "shm", 0},
     {MC_SCAN, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_SCAN, ANY, 0, "linear", 0},
+    {MC_EXSCAN, ANY, 0, "shm", 0},
     {MC_EXSCAN, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_EXSCAN, ANY, 0, "linear", 0},
 };

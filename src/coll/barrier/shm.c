@@ -19,8 +19,11 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     return mc_ceil_log2(in->p) * h->alpha;
 }
 
+/* Flags only: no byte goes through a copy or reduction kernel. */
+static double dav(const mc_cost_in_t *in) { return 0 * in->p; }
+
 const mc_alg_t mc_alg_barrier_shm = {
     .coll = MC_BARRIER, .name = "shm",
     .doc = "node shared memory: dissemination over per-rank flag lines (one node only)",
-    .fn = barrier_shm, .ok = mc_shm_alg_ok, .cost = cost, .flags = 0,
+    .fn = barrier_shm, .ok = mc_shm_alg_ok, .cost = cost, .dav = dav, .flags = 0,
 };
