@@ -203,6 +203,13 @@ void mc_copy_nt(void *dst, const void *src, size_t n)
     FENCE();
 }
 
+void mc_stream_lines(void *dst, const void *src, size_t n)
+{
+    variants[current_variant()].body(dst, src, n);
+}
+
+void mc_stream_fence(void) { FENCE(); }
+
 void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, size_t W, size_t C)
 {
     if (nontemporal && W > C) mc_copy_nt(dst, src, n);

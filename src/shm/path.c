@@ -81,15 +81,16 @@ mc_path_t mc_peer_path(mc_shm_t *sh, int rank, int slot)
 
 void *mc_peer_ptr(mc_shm_t *sh, int rank, int slot) { return resolve(sh, rank, mc_post(sh, rank, slot)); }
 
-static int transfer(mc_shm_t *sh, int rank, int slot, size_t off, void *local, size_t n, int write)
+static int transfer(mc_shm_t *sh, int rank, int slot, size_t off, void *local, size_t n, int write, int nt)
 {
+    void (*copy)(void *, const void *, size_t) = nt ? mc_copy_nt : mc_copy_t;
     const mc_post_t *p = mc_post(sh, rank, slot);
     if (off > p->len || n > p->len - off) return MPI_ERR_INTERN;
     if (!n) return MPI_SUCCESS;
     char *ptr = resolve(sh, rank, p);
     if (ptr) {
-        if (write) mc_copy_t(ptr + off, local, n);
-        else mc_copy_t(local, ptr + off, n);
+        if (write) copy(ptr + off, local, n);
+        else copy(local, ptr + off, n);
         return MPI_SUCCESS;
     }
     if (!cma_allowed(sh, mc_shm_path())) return MPI_ERR_INTERN; /* the caller had to stage */
@@ -100,12 +101,22 @@ static int transfer(mc_shm_t *sh, int rank, int slot, size_t off, void *local, s
 
 int mc_peer_read(mc_shm_t *sh, int rank, int slot, size_t off, void *dst, size_t n)
 {
-    return transfer(sh, rank, slot, off, dst, n, 0);
+    return transfer(sh, rank, slot, off, dst, n, 0, 0);
 }
 
 int mc_peer_write(mc_shm_t *sh, int rank, int slot, size_t off, const void *src, size_t n)
 {
-    return transfer(sh, rank, slot, off, (void *)src, n, 1);
+    return transfer(sh, rank, slot, off, (void *)src, n, 1, 0);
+}
+
+int mc_peer_read_nt(mc_shm_t *sh, int rank, int slot, size_t off, void *dst, size_t n, int nt)
+{
+    return transfer(sh, rank, slot, off, dst, n, 0, nt);
+}
+
+int mc_peer_write_nt(mc_shm_t *sh, int rank, int slot, size_t off, const void *src, size_t n, int nt)
+{
+    return transfer(sh, rank, slot, off, (void *)src, n, 1, nt);
 }
 
 int mc_shm_all_reachable(mc_shm_t *sh, int slot)
@@ -115,6 +126,16 @@ int mc_shm_all_reachable(mc_shm_t *sh, int slot)
     for (int j = 0; j < sh->p; j++) {
         const mc_post_t *p = mc_post(sh, j, slot);
         if (p->len && !(p->heap_off >= 0 && zero_allowed(m)) && !cma_allowed(sh, m)) return 0;
+    }
+    return 1;
+}
+
+int mc_shm_all_zero_copy(mc_shm_t *sh, int slot)
+{
+    if (!zero_allowed(mc_shm_path())) return 0;
+    for (int k = 0; k < sh->p; k++) {
+        const mc_post_t *q = mc_post(sh, k, slot);
+        if (q->len && q->heap_off < 0) return 0;
     }
     return 1;
 }

@@ -141,6 +141,11 @@ void mc_copy_nt(void *dst, const void *src, size_t n);   /* streaming stores + s
  * (nontemporal != 0) and the algorithm's working set W exceeds the cache capacity C;
  * t-copy otherwise. */
 void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, size_t W, size_t C);
+/* Building blocks of other streaming kernels (mc_red3_nt), which count their own DAV: n
+ * bytes (a multiple of MC_CL) to dst (MC_CL aligned) with the current variant's streaming
+ * stores, no fence, nothing counted; mc_stream_fence() orders them before later stores. */
+void mc_stream_lines(void *dst, const void *src, size_t n);
+void mc_stream_fence(void);
 /* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks; MCOLL_SHM_CACHE
  * overrides. */
 size_t mc_cache_capacity(int p);
@@ -164,6 +169,22 @@ void mc_red_init(mc_red_t *r, const mc_args_t *a);
 int mc_red2(const mc_red_t *r, const void *in, void *inout, size_t count);
 /* out = a op b; out may alias a or b. 3 * count * extent bytes of DAV. */
 int mc_red3(const mc_red_t *r, void *out, const void *a, const void *b, size_t count);
+/* mc_red3 with the result written by streaming stores (+ sfence), so the destination's
+ * lines are not read first (no read-for-ownership): for a result that is not read again
+ * soon. Predefined (op, type) pairs of at least MC_RED_NT_MIN bytes; anything else runs
+ * mc_red3. Same DAV, same bits; out may alias a or b. */
+#define MC_RED_NT_MIN 1024
+int mc_red3_nt(const mc_red_t *r, void *out, const void *a, const void *b, size_t count);
+/* outs[0] = a op b, and the same result to outs[1 .. nout-1], all streamed: each block is
+ * computed once (in L1) and written to every destination, so the result is never read back.
+ * DAV 3n + 2n(nout - 1) (n = count * extent), as mc_red3 then nout - 1 copies of the result.
+ * Any destination may be a or b exactly (every block is read before it is written); none may
+ * overlap another, or a or b partially. */
+int mc_red3_nt_multi(const mc_red_t *r, void *const *outs, int nout, const void *a, const void *b,
+                     size_t count);
+/* The choice of mc_copy_adaptive: streaming when nontemporal and W > C, else mc_red3. */
+int mc_red3_adaptive(const mc_red_t *r, void *out, const void *a, const void *b, size_t count,
+                     int nontemporal, size_t W, size_t C);
 /* The kernel for (op, type), or NULL (then PMPI_Reduce_local is used). */
 mc_red_kernel_t mc_red_kernel(MPI_Op op, MPI_Datatype t);
 
@@ -189,9 +210,16 @@ void *mc_peer_ptr(mc_shm_t *sh, int rank, int slot);
 /* Copies between a peer's posted buffer (at offset off) and local memory, by the best path. */
 int mc_peer_read(mc_shm_t *sh, int rank, int slot, size_t off, void *dst, size_t n);
 int mc_peer_write(mc_shm_t *sh, int rank, int slot, size_t off, const void *src, size_t n);
+/* The same with a hint: nt != 0 writes the destination with streaming stores on the zero-copy
+ * path (mc_copy_nt instead of mc_copy_t); the CMA path is the kernel's copy either way. */
+int mc_peer_read_nt(mc_shm_t *sh, int rank, int slot, size_t off, void *dst, size_t n, int nt);
+int mc_peer_write_nt(mc_shm_t *sh, int rank, int slot, size_t off, const void *src, size_t n, int nt);
 /* Every rank can reach every other rank's post `slot` (all ranks compute the same answer
  * from the posts, so they can agree on a path without communicating). */
 int mc_shm_all_reachable(mc_shm_t *sh, int slot);
+/* Every rank's post `slot` is in its shared heap (or empty) and zero copy is allowed: the
+ * same answer on every rank, from the posts (every rank may use local pointers to them). */
+int mc_shm_all_zero_copy(mc_shm_t *sh, int slot);
 
 /* ---------------------------------------------------------------- shared heap (heap.c) */
 /* mcoll_malloc / MPI_Alloc_mem memory lives in per-process memfd segments that peers map

@@ -362,6 +362,183 @@ static void test_red_predefined(void)
     CHECK(mc_dav_bytes - before == 3 * N * sizeof(double), "mc_red2 DAV %llu", (unsigned long long)(mc_dav_bytes - before));
 }
 
+/* ---------------------------------------------------------------- streaming reductions */
+/* mc_red3_nt / mc_red3_adaptive against mc_red3 on the same inputs, bit for bit, with guard
+ * bytes around the destination: every predefined kernel, counts below, at and above the
+ * streaming threshold and over several blocks (odd counts: partial last lines), destination
+ * and source alignments inside a line, out distinct, == a, == b, == a == b; every nt
+ * variant the CPU has for one type; the DAV counter. */
+#define NT_GUARD 64
+static size_t nt_cases;
+
+static int nt_one(const mc_red_t *r, const char *what, const char *a0, const char *b0, size_t count,
+                  size_t oa, size_t sa, int alias, char *buf, char *exp, char *work, int adaptive)
+{
+    size_t ext = r->extent, len = count * ext;
+    char *out = buf + NT_GUARD + oa;   /* buf is 64-aligned */
+    char *a = work, *b = work;
+    /* the reference: mc_red3 with the same aliasing (it is correct per test_predefined) */
+    memset(exp, 0x5A, len + 2 * NT_GUARD);
+    char *eo = exp + NT_GUARD;
+    char *ea = alias == 1 || alias == 3 ? eo : work + 2 * (len + 64) + sa;
+    char *eb = alias == 2 || alias == 3 ? eo : work + 3 * (len + 64) + sa;
+    memcpy(ea, a0, len);
+    if (alias != 3) memcpy(eb, b0, len);
+    mc_red3(r, eo, ea, eb, count);
+    memset(buf, 0x5A, len + 2 * NT_GUARD + 64);
+    a = alias == 1 || alias == 3 ? out : work + sa;
+    b = alias == 2 || alias == 3 ? out : work + (len + 64) + sa;
+    memcpy(a, a0, len);
+    if (alias != 3) memcpy(b, b0, len);
+    uint64_t before = mc_dav_bytes;
+    int rc = adaptive ? mc_red3_adaptive(r, out, a, b, count, 1, 2, 1) : mc_red3_nt(r, out, a, b, count);
+    nt_cases++;
+    int ok = rc == MPI_SUCCESS && !memcmp(out - NT_GUARD, exp, len + 2 * NT_GUARD) &&
+             mc_dav_bytes - before == 3 * (uint64_t)len;
+    CHECK(ok, "%s count %zu out align %zu src align %zu alias %d: differs from mc_red3 (rc %d, DAV %llu)", what, count, oa,
+          sa, alias, rc, (unsigned long long)(mc_dav_bytes - before));
+    return ok;
+}
+
+static void nt_pair(const tinfo_t *ti, int o, size_t extent, int thorough)
+{
+    size_t t = (MC_RED_NT_MIN + extent - 1) / extent;
+    size_t counts[] = {0, 1, 7, t - 1, t, t + 1, 4096 / extent + 3, 3 * 4096 / extent + 5, 20011};
+    size_t maxc = 20011, bytes = maxc * extent + 4 * NT_GUARD + 128;
+    char *a0 = malloc(bytes), *b0 = malloc(bytes), *exp = malloc(bytes);
+    char *buf = aligned_alloc(64, (bytes + 63) / 64 * 64), *work = malloc(4 * bytes);
+    mc_args_t args = {.op = ops[o], .dtype = ti->t, .extent = extent, .commute = 1};
+    mc_red_t r;
+    mc_red_init(&r, &args);
+    if (!a0 || !b0 || !exp || !buf || !work) {
+        CHECK(0, "no memory");
+        goto done;
+    }
+    memset(a0, 0, bytes), memset(b0, 0, bytes);
+    gen(ti, extent, a0, b0, maxc);
+    char what[96];
+    snprintf(what, sizeof what, "red3_nt %s on %s", op_names[o], ti->name);
+    static const size_t al[] = {0, 1, 8, 40, 63};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        for (int i = 0; i < 5; i++)
+            for (int alias = 0; alias < 4; alias++) {
+                if (!thorough && i % 2) continue;
+                size_t oa = al[i] / extent * extent % 64;  /* element-aligned out: the usual case */
+                if (i == 1) oa = 1;                        /* and a misaligned one */
+                if (!nt_one(&r, what, a0, b0, counts[c], oa, al[4 - i], alias, buf, exp, work, alias == 0 && i == 2))
+                    goto done;
+            }
+done:
+    free(a0), free(b0), free(exp), free(buf), free(work);
+}
+
+/* mc_red3_nt_multi: 1..4 destinations with equal or different offsets in a line, the first
+ * or the second being a or b; every destination gets mc_red3's result, guards intact, DAV
+ * 3n + 2n(nout - 1). */
+static void test_red_nt_multi(void)
+{
+    static const MPI_Datatype ts[] = {MPI_DOUBLE, MPI_INT, MPI_FLOAT_INT, MPI_LONG_DOUBLE};
+    static const size_t counts[] = {0, 5, 200, 1000, 7777};
+    enum { MAXN = 7777, SLOT = MAXN * 16 + 4 * NT_GUARD };
+    char *a0 = malloc(SLOT), *b0 = malloc(SLOT), *exp = malloc(SLOT);
+    char *area = aligned_alloc(64, 6 * SLOT);
+    if (!a0 || !b0 || !exp || !area) {
+        CHECK(0, "no memory");
+        goto done;
+    }
+    for (int t = 0; t < 4; t++) {
+        const tinfo_t *ti = NULL;
+        for (int i = 0; i < NTYPES; i++)
+            if (types[i].t == ts[t]) ti = &types[i];
+        MPI_Aint lb, extent;
+        PMPI_Type_get_extent(ts[t], &lb, &extent);
+        size_t ext = (size_t)extent;
+        int o = ti->cls == C_PAIR ? O_MAXLOC : O_SUM;
+        mc_args_t args = {.op = ops[o], .dtype = ts[t], .extent = ext, .commute = 1};
+        mc_red_t r;
+        mc_red_init(&r, &args);
+        memset(a0, 0, SLOT), memset(b0, 0, SLOT);
+        gen(ti, ext, a0, b0, MAXN);
+        for (int c = 0; c < 5; c++)
+            for (int nout = 1; nout <= 4; nout++)
+                for (int mode = 0; mode < 6; mode++) {   /* alias: 0 none, 1 outs[0] = a, 2 outs[0] = b,
+                                                          * 3 outs[1] = b; 4, 5: different offsets */
+                    size_t count = counts[c], len = count * ext;
+                    if (mode == 3 && nout < 2) continue;
+                    /* holes (long double padding) keep outs[0]'s bytes, copied to the others */
+                    if (mode == 1 || mode == 2) memcpy(exp, mode == 1 ? a0 : b0, len);
+                    else memset(exp, 0x5A, len);
+                    mc_red3(&r, exp, mode == 1 ? exp : a0, mode == 2 ? exp : b0, count);
+                    memset(area, 0x5A, 6 * SLOT);
+                    /* slot s: [guard][data][guard], data at s * SLOT + NT_GUARD + offset */
+                    void *outs[4];
+                    size_t offs[4];
+                    for (int j = 0; j < nout; j++) {
+                        offs[j] = mode >= 4 ? (size_t)(j * 8 + (mode == 5 ? j : 0)) % 64 : 8;
+                        outs[j] = area + (size_t)j * SLOT + NT_GUARD + offs[j];
+                    }
+                    char *a = area + 4 * (size_t)SLOT + NT_GUARD + 8, *b = area + 5 * (size_t)SLOT + NT_GUARD + 8;
+                    if (mode == 1) a = outs[0];
+                    if (mode == 2) b = outs[0];
+                    if (mode == 3) b = outs[1];
+                    memcpy(a, a0, len), memcpy(b, b0, len);
+                    uint64_t before = mc_dav_bytes;
+                    int rc = mc_red3_nt_multi(&r, outs, nout, a, b, count);
+                    int ok = rc == MPI_SUCCESS && mc_dav_bytes - before == (3 + 2 * (uint64_t)(nout - 1)) * len;
+                    for (int j = 0; j < nout && ok; j++) {
+                        const unsigned char *q = (unsigned char *)outs[j];
+                        ok = !memcmp(q, exp, len);
+                        for (size_t g = 1; g <= NT_GUARD && ok; g++) ok = q[-(ptrdiff_t)g] == 0x5A && q[len + g - 1] == 0x5A;
+                    }
+                    nt_cases++;
+                    CHECK(ok, "red3_nt_multi %s count %zu nout %d mode %d (rc %d, DAV %llu)", ti->name, count, nout, mode,
+                          rc, (unsigned long long)(mc_dav_bytes - before));
+                }
+    }
+done:
+    free(a0), free(b0), free(exp), free(area);
+}
+
+static void test_red_nt(void)
+{
+    for (int i = 0; i < NTYPES; i++) {
+        const tinfo_t *ti = &types[i];
+        MPI_Aint lb, extent;
+        PMPI_Type_get_extent(ti->t, &lb, &extent);
+        for (int o = 0; o < O_N; o++)
+            if (valid(ti->cls, o) && mc_red_kernel(ops[o], ti->t)) {
+                int common = (o <= O_MAX) && (ti->t == MPI_FLOAT || ti->t == MPI_DOUBLE || ti->t == MPI_INT32_T ||
+                                              ti->t == MPI_INT64_T || ti->t == MPI_UINT32_T || ti->t == MPI_UINT64_T);
+                nt_pair(ti, o, (size_t)extent, common);
+            }
+    }
+    /* every streaming-store variant (the blocks are streamed by the current one) */
+    static const char *kinds[] = {"avx512", "avx2", "sse2", "scalar"};
+    for (int k = 0; k < 4; k++) {
+        if (mc_copy_nt_force(kinds[k]) != 0) continue;
+        for (int i = 0; i < NTYPES; i++) {
+            if (types[i].t == MPI_DOUBLE) nt_pair(&types[i], O_SUM, sizeof(double), 1);
+            if (types[i].t == MPI_FLOAT) nt_pair(&types[i], O_MAX, sizeof(float), 1);
+        }
+    }
+    mc_copy_nt_force("auto");
+    /* the adaptive choice's other branch is mc_red3 itself */
+    enum { N = 5000 };
+    static double a[N], b[N], o1[N], o2[N];
+    for (int i = 0; i < N; i++) a[i] = (double)gen_real(), b[i] = (double)gen_real();
+    mc_args_t args = {.op = MPI_SUM, .dtype = MPI_DOUBLE, .extent = sizeof(double), .commute = 1};
+    mc_red_t r;
+    mc_red_init(&r, &args);
+    uint64_t before = mc_dav_bytes;
+    mc_red3_adaptive(&r, o1, a, b, N, 0, 2, 1);
+    mc_red3_adaptive(&r, o2, a, b, N, 1, 1, 1);
+    CHECK(mc_dav_bytes - before == 6 * N * sizeof(double), "adaptive DAV");
+    mc_red3(&r, b, a, b, N);
+    CHECK(!memcmp(o1, b, sizeof b) && !memcmp(o2, b, sizeof b), "adaptive temporal branch");
+    test_red_nt_multi();
+    printf("red3_nt: %zu cases against mc_red3\n", nt_cases);
+}
+
 /* ---------------------------------------------------------------- user-defined ops */
 /* A 2x2 int matrix per element: entries at int offsets lay->at[0..3], elements every
  * lay->stride ints; the other ints are holes. The op multiplies matrices: inout = in x inout
@@ -552,6 +729,7 @@ int main(int argc, char **argv)
     test_predefined();
     test_signed_zero();
     test_red_predefined();
+    test_red_nt();
     test_user_ops();
     if (verbose) bench();
     int rc = unit_summary("unit_redkern");

@@ -46,19 +46,29 @@ static size_t input_count(const mc_args_t *a, const mc_sr_job_t *job, int p)
 
 /* out = a op b where out may start below a inside it (in-place reduce_scatter: the result of
  * block r goes to the front of the buffer that holds block r further on). Chunks no longer
- * than the distance keep every write behind the reads still to come. */
-static int red3_fwd(const mc_red_t *red, char *out, const char *a, const char *b, size_t n)
+ * than the distance keep every write behind the reads still to come. out is the user's
+ * result: streamed when the working set W exceeds the cache C (mc_red3_adaptive). */
+static int red3_fwd(const mc_red_t *red, char *out, const char *a, const char *b, size_t n, size_t W,
+                    size_t C)
 {
     size_t ext = red->extent;
     if (out < a && a < out + n * ext) {
         size_t d = (size_t)(a - out) / ext;
         for (size_t i = 0; i < n; i += d) {
-            int rc = mc_red3(red, out + i * ext, a + i * ext, b + i * ext, min_sz(d, n - i));
+            int rc = mc_red3_adaptive(red, out + i * ext, a + i * ext, b + i * ext, min_sz(d, n - i), 1, W, C);
             if (rc != MPI_SUCCESS) return rc;
         }
         return MPI_SUCCESS;
     }
-    return mc_red3(red, out, a, b, n);
+    return mc_red3_adaptive(red, out, a, b, n, 1, W, C);
+}
+
+/* dst = x_1 op (x_0 op dst)...: the last of a chain of reductions into the user's result is
+ * the one that writes it for good, so only that one streams (the others stay in cache). */
+static int red2_last(const mc_red_t *red, const void *in, void *inout, size_t n, int last, size_t W, size_t C)
+{
+    if (last) return mc_red3_adaptive(red, inout, in, inout, n, 1, W, C);
+    return mc_red2(red, in, inout, n);
 }
 
 /* ================================================================ movement-avoiding engine
@@ -132,7 +142,7 @@ static int ma_apply(ma_t *e, size_t w, size_t lw, int j, int i, size_t lo, size_
     char *shm = ma_shm(e, lw, e->k, i) + lo * ext;
     if (e->job->dest == MC_SR_RS && e->m == 1 && j == e->nk - 1) {
         char *dst = e->rb + (w * e->I + lo) * ext;
-        if (j) return red3_fwd(&e->red, dst, src, shm, n);
+        if (j) return red3_fwd(&e->red, dst, src, shm, n, e->W, e->C);
         if (dst != src) mc_copy_adaptive(dst, src, n * ext, 1, e->W, e->C); /* p == 1 */
         return MPI_SUCCESS;
     }
@@ -211,9 +221,10 @@ static int ma_level2(ma_t *e, size_t w, size_t lw)
     int rc = MPI_SUCCESS;
     if (e->job->dest == MC_SR_RS) {
         char *dst = e->rb + w * e->I * e->ext;
-        rc = mc_red3(&e->red, dst, ma_shm(e, lw, 0, e->r), ma_shm(e, lw, 1, e->r), n);
+        rc = mc_red3_adaptive(&e->red, dst, ma_shm(e, lw, 0, e->r), ma_shm(e, lw, 1, e->r), n, e->m == 2, e->W,
+                              e->C);
         for (int k = 2; k < e->m && rc == MPI_SUCCESS; k++)
-            rc = mc_red2(&e->red, ma_shm(e, lw, k, e->r), dst, n);
+            rc = red2_last(&e->red, ma_shm(e, lw, k, e->r), dst, n, k == e->m - 1, e->W, e->C);
     } else {
         for (int k = 1; k < e->m && rc == MPI_SUCCESS; k++)
             rc = mc_red2(&e->red, ma_shm(e, lw, k, e->r), ma_shm(e, lw, 0, e->r), n);
@@ -394,12 +405,15 @@ static const char *dpml_in(mc_shm_t *sh, int inl, int k)
     return inl ? (const char *)mc_flag(sh, MC_F_STEP, k)->data : mc_shm_slot_of(sh, k);
 }
 
-/* out = in_0 op in_1 op ... op in_{p-1} over n elements at byte offset off, left to right. */
-static int dpml_chain(mc_shm_t *sh, const mc_red_t *red, int inl, char *out, size_t off, size_t n)
+/* out = in_0 op in_1 op ... op in_{p-1} over n elements at byte offset off, left to right;
+ * the last reduction streams when out is the user's (nt) and W > C. */
+static int dpml_chain(mc_shm_t *sh, const mc_red_t *red, int inl, char *out, size_t off, size_t n, int nt, size_t W,
+                      size_t C)
 {
-    int rc = mc_red3(red, out, dpml_in(sh, inl, 0) + off, dpml_in(sh, inl, 1) + off, n);
-    for (int k = 2; k < sh->p && rc == MPI_SUCCESS; k++)
-        rc = mc_red3(red, out, out, dpml_in(sh, inl, k) + off, n);
+    int p = sh->p;
+    int rc = mc_red3_adaptive(red, out, dpml_in(sh, inl, 0) + off, dpml_in(sh, inl, 1) + off, n, nt && p == 2, W, C);
+    for (int k = 2; k < p && rc == MPI_SUCCESS; k++)
+        rc = mc_red3_adaptive(red, out, out, dpml_in(sh, inl, k) + off, n, nt && k == p - 1, W, C);
     return rc;
 }
 
@@ -419,6 +433,8 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     mc_red_t red;
     mc_red_init(&red, a);
     int inl = s <= MC_INLINE;
+    /* inputs in the region and the user's buffers */
+    size_t W = mc_shm_ws(3 * (size_t)p * s, (size_t)p * s), C = mc_cache_capacity(p);
     char *mine = inl ? (char *)mc_flag(sh, MC_F_STEP, r)->data : mc_shm_slot_of(sh, r);
     if (inl) mc_shm_quiesce_inline(sh);
     else mc_shm_quiesce(sh);
@@ -427,20 +443,20 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     int root = job->dest == MC_SR_ROOT ? a->root : r;
     if (job->dest == MC_SR_RS) {
         mc_shm_wait_all(sh, MC_F_STEP, 1);
-        rc = dpml_chain(sh, &red, inl, a->rbuf, blk_displ(a, job, r) * ext, blk_count(a, job, r));
+        rc = dpml_chain(sh, &red, inl, a->rbuf, blk_displ(a, job, r) * ext, blk_count(a, job, r), 1, W, C);
     } else if (s <= MC_SR_DPML_TINY) {
         if (r == root) {
             mc_shm_wait_all(sh, MC_F_STEP, 1);
-            rc = dpml_chain(sh, &red, inl, a->rbuf, 0, a->count);
+            rc = dpml_chain(sh, &red, inl, a->rbuf, 0, a->count, 1, W, C);
         }
     } else {
         mc_shm_wait_all(sh, MC_F_STEP, 1);
         size_t off = mc_part_start(a->count, p, r) * ext;
-        rc = dpml_chain(sh, &red, 0, mc_shm_slot_of(sh, 0) + off, off, mc_part_len(a->count, p, r));
+        rc = dpml_chain(sh, &red, 0, mc_shm_slot_of(sh, 0) + off, off, mc_part_len(a->count, p, r), 0, W, C);
         mc_shm_set(sh, MC_F_STEP, 2);
         if (r == root) {
             mc_shm_wait_all(sh, MC_F_STEP, 2);
-            mc_copy_t(a->rbuf, mc_shm_slot_of(sh, 0), s);
+            mc_copy_adaptive(a->rbuf, mc_shm_slot_of(sh, 0), s, 1, W, C);
         }
     }
     mc_shm_end(sh);
@@ -483,15 +499,22 @@ double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_i
  * reduce_scatter -> its rbuf, allreduce -> its rbuf (then every rank reads the other chunks
  * from their owners' rbufs), reduce -> the root's rbuf. The operand that may alias the
  * destination (in place) is always the first one read. Posts that some rank cannot reach:
- * the movement-avoiding algorithm runs instead.
- * DAV zero copy (p > 1): 3s(p-1) reductions, allreduce + 2s(p-1) gathering; CMA adds 2 bytes
- * per byte read from (or, reduce, written to) a peer. p = 1: 2s. */
+ * the movement-avoiding algorithm runs instead. Above the cache (W > C) results written to
+ * user buffers stream (mc_red3_nt, no read-for-ownership of the destination), and allreduce
+ * with every rbuf in a shared heap pushes each chunk's result into all rbufs as it is
+ * computed (mc_red3_nt_multi) instead of every rank reading the chunks back from their
+ * owners' rbufs: results are written once to memory and never read again.
+ * DAV zero copy (p > 1): 3s(p-1) reductions, allreduce + 2s(p-1) gathering (pull or push);
+ * CMA adds 2 bytes per byte read from (or, reduce, written to) a peer. p = 1: 2s. */
 #define MC_SR_DIRECT_BLOCK (64 << 10)
 
 typedef struct direct {
     mc_shm_t *sh;
     const mc_args_t *a;
     mc_red_t red;
+    int nt;       /* results written to user buffers stream (working set above the cache) */
+    char **out;   /* allreduce push: [p] local pointers to every rank's rbuf, NULL = CMA */
+    void **tgt;   /* [p] scratch for the destinations of one sub-block */
     char **in;    /* [p] local pointers to the posted inputs, or NULL (CMA) */
     char *scr[3]; /* CMA scratch: two operands and the accumulator */
 } direct_t;
@@ -504,19 +527,49 @@ static const char *direct_operand(direct_t *d, int k, size_t off, size_t n, char
     return scr;
 }
 
-/* dst[0..n) = op over all ranks of input elements [off, off + n); `first` goes first. */
-static int direct_reduce(direct_t *d, int first, size_t off, char *dst, size_t n)
+/* dst[0..n) = op over all ranks of input elements [off, off + n); `first` goes first. The
+ * last reduction streams the result when nt (dst is a user's buffer, not scratch). */
+static int direct_reduce(direct_t *d, int first, size_t off, char *dst, size_t n, int nt)
 {
     int p = d->sh->p, rc = MPI_SUCCESS;
     const char *x0 = direct_operand(d, first, off, n, d->scr[0], &rc);
     for (int q = 1; q < p && rc == MPI_SUCCESS; q++) {
-        int k = q - 1 < first ? q - 1 : q;
+        int k = q - 1 < first ? q - 1 : q, last = nt && q == p - 1;
         const char *x = direct_operand(d, k, off, n, d->scr[1], &rc);
         if (rc != MPI_SUCCESS) break;
-        rc = q == 1 ? mc_red3(&d->red, dst, x0, x, n) : mc_red2(&d->red, x, dst, n);
+        if (q == 1) rc = last ? mc_red3_nt(&d->red, dst, x0, x, n) : mc_red3(&d->red, dst, x0, x, n);
+        else rc = last ? mc_red3_nt(&d->red, dst, x, dst, n) : mc_red2(&d->red, x, dst, n);
     }
     return rc;
 }
+
+/* allreduce, push: the result of input elements [off, off + n) is computed once and streamed
+ * into every rank's rbuf at once (mc_red3_nt_multi: never read back, no read-for-ownership);
+ * partial results (p > 2) stay in scratch. Ranks whose rbuf has no local pointer get it by
+ * CMA from this rank's rbuf. The operand order is direct_reduce's. */
+static int direct_push(direct_t *d, size_t off, size_t n)
+{
+    mc_shm_t *sh = d->sh;
+    int p = sh->p, r = sh->r, rc = MPI_SUCCESS, nout = 0;
+    size_t ext = d->a->extent;
+    char *acc = d->scr[2];
+    for (int i = 0; i < p; i++) {   /* own rbuf first: it may be an operand (in place) */
+        int k = (r + i) % p;
+        if (d->out[k]) d->tgt[nout++] = d->out[k] + off * ext;
+    }
+    const char *x0 = direct_operand(d, r, off, n, d->scr[0], &rc);
+    for (int q = 1; q < p && rc == MPI_SUCCESS; q++) {
+        int k = q - 1 < r ? q - 1 : q;
+        const char *x = direct_operand(d, k, off, n, d->scr[1], &rc);
+        if (rc != MPI_SUCCESS) break;
+        if (q == p - 1) rc = mc_red3_nt_multi(&d->red, d->tgt, nout, q == 1 ? x0 : x, q == 1 ? x : acc, n);
+        else rc = q == 1 ? mc_red3(&d->red, acc, x0, x, n) : mc_red2(&d->red, x, acc, n);
+    }
+    for (int k = 0; k < p && rc == MPI_SUCCESS; k++)
+        if (!d->out[k]) rc = mc_peer_write(sh, k, 1, off * ext, d->tgt[0], n * ext);
+    return rc;
+}
+
 
 static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t n, char *dst_local)
 {
@@ -529,8 +582,12 @@ static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t
     size_t dst0 = dst_local ? 0 : base;
     for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += blk) {
         size_t len = min_sz(blk, n - o);
+        if (d->out) {
+            rc = direct_push(d, base + o, len);
+            continue;
+        }
         char *out = dst ? dst + (dst0 + o) * ext : d->scr[2];
-        rc = direct_reduce(d, root, base + o, out, len);
+        rc = direct_reduce(d, root, base + o, out, len, dst && d->nt);
         if (rc == MPI_SUCCESS && !dst) rc = mc_peer_write(sh, root, 1, (base + o) * ext, out, len * ext);
     }
     return rc;
@@ -563,6 +620,15 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     }
     direct_t d = {.sh = sh, .a = a};
     mc_red_init(&d.red, a);
+    /* every input, every posted result buffer */
+    size_t W = mc_shm_ws(s * (size_t)p + (job->dest == MC_SR_ALL ? s * (size_t)p : s), 0);
+    size_t C = mc_cache_capacity(p);
+    d.nt = W > C;
+    /* Streaming allreduce results, with pointers to every rbuf: push them (each result is
+     * written once to every rbuf, never read back) instead of every rank reading the others'
+     * chunks from their rbufs. Below the cache pulling is better: a chunk just written stays
+     * in its writer's cache, and one cross-core read brings it over. */
+    int push = job->dest == MC_SR_ALL && d.nt && mc_shm_all_zero_copy(sh, 1);
     size_t blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
     d.in = mc_malloc(sizeof(char *) * (size_t)p);
     d.scr[0] = mc_malloc(3 * blk * ext);
@@ -571,6 +637,12 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     d.scr[1] = d.scr[0] ? d.scr[0] + blk * ext : NULL;
     d.scr[2] = d.scr[0] ? d.scr[0] + 2 * blk * ext : NULL;
     for (int k = 0; k < p && d.in; k++) d.in[k] = mc_peer_ptr(sh, k, 0);
+    if (push && rc == MPI_SUCCESS) {
+        d.out = mc_malloc(sizeof(char *) * (size_t)p);
+        d.tgt = mc_malloc(sizeof(void *) * (size_t)p);
+        if (!d.out || !d.tgt) rc = MPI_ERR_NO_MEM;
+        for (int k = 0; k < p && rc == MPI_SUCCESS; k++) d.out[k] = mc_peer_ptr(sh, k, 1);
+    }
     size_t base = job->dest == MC_SR_RS ? blk_displ(a, job, r) : mc_part_start(a->count, p, r);
     size_t n = job->dest == MC_SR_RS ? blk_count(a, job, r) : mc_part_len(a->count, p, r);
     char *dst = NULL;
@@ -588,19 +660,22 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     mc_shm_set(sh, MC_F_STEP, 2);
     if (tmp) {
         mc_shm_wait_all(sh, MC_F_STEP, 2);
-        if (rc == MPI_SUCCESS) mc_copy_t(a->rbuf, tmp, n * ext);
+        if (rc == MPI_SUCCESS) mc_copy_adaptive(a->rbuf, tmp, n * ext, 1, W, C);
     }
-    for (int k = 0; k < p && job->dest == MC_SR_ALL && rc == MPI_SUCCESS; k++) {
+    if (push) mc_shm_wait_all(sh, MC_F_STEP, 2); /* every chunk is in my rbuf */
+    for (int k = 0; k < p && job->dest == MC_SR_ALL && !push && rc == MPI_SUCCESS; k++) {
         if (k == r) continue;
         size_t o = mc_part_start(a->count, p, k) * ext;
         mc_shm_wait(sh, MC_F_STEP, k, 2);
-        rc = mc_peer_read(sh, k, 1, o, (char *)a->rbuf + o, mc_part_len(a->count, p, k) * ext);
+        rc = mc_peer_read_nt(sh, k, 1, o, (char *)a->rbuf + o, mc_part_len(a->count, p, k) * ext, d.nt);
     }
     mc_shm_end(sh);
     mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* peers used my posted buffers */
     mc_free(tmp);
     mc_free(d.scr[0]);
     mc_free(d.in);
+    mc_free(d.out);
+    mc_free(d.tgt);
     return rc;
 }
 
@@ -680,8 +755,8 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             mc_copy_adaptive(dst, SLOT(0), len * ext, 1, W, C);
         else {
             const char *last = exclusive ? SLOT(r - 1) : src;
-            rc = mc_red3(&red, dst, SLOT(need - 2), last, len);
-            for (int x = need - 3; x >= 0 && rc == MPI_SUCCESS; x--) rc = mc_red2(&red, SLOT(x), dst, len);
+            rc = mc_red3_adaptive(&red, dst, SLOT(need - 2), last, len, need == 2, W, C);
+            for (int x = need - 3; x >= 0 && rc == MPI_SUCCESS; x--) rc = red2_last(&red, SLOT(x), dst, len, x == 0, W, C);
         }
 #undef SLOT
         mc_shm_set(sh, MC_F_AUX, step);
