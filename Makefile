@@ -26,11 +26,12 @@ configure: deps
 	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DMCOLL_MPI=$(MPI) >/dev/null
 
 # Each MPI gets its own build dir: build/ (Open MPI), build-mpich/.
-builddir = $(if $(filter openmpi,$(1)),$(BUILD),$(BUILD)-$(1))
+# shell snippet: d = the build dir of MPI $$m (a make function cannot see the shell's $$m)
+builddir = d=$(BUILD); [ $$m = openmpi ] || d=$(BUILD)-$$m
 
 check: deps
 	@set -e; for m in $(CHECK_MPIS); do \
-	  d=$(call builddir,$$m); \
+	  $(builddir); \
 	  echo "=== mcoll: build and test against $$m ($$d)"; \
 	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null; \
 	  cmake --build $$d -j$(JOBS); \
@@ -47,7 +48,7 @@ bench: all
 	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)
 
 bench-node: deps
-	@for m in openmpi mpich; do d=$(call builddir,$$m); \
+	@for m in openmpi mpich; do $(builddir); \
 	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null && cmake --build $$d -j$(JOBS) >/dev/null; done
 	@scripts/bench-node.sh
 

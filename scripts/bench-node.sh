@@ -4,7 +4,7 @@
 # --roofline (the node's copy bandwidth, measured first); then the two CSVs are merged and each
 # mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
 set -euo pipefail
-np=${NP:-2}; out=${OUT:-bench-node}; shift || true
+np=${NP:-2}; out=${OUT:-bench-node}
 colls=${COLLS:-allreduce,reduce,reduce_scatter_block,bcast,allgather,barrier}
 args=(--coll "$colls" --min "${MIN:-8}" --max "${MAX:-64M}" --roofline --time-limit "${TL:-0.3}" "$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

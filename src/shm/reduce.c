@@ -42,8 +42,9 @@
 #define KERNEL(attr, name, T, EXPR)                                                          \
     attr static void name(void *out_, const void *a_, const void *b_, size_t n)               \
     {                                                                                        \
-        T *out = out_;                                                                       \
-        const T *a = a_, *b = b_;                                                            \
+        typedef T u_t __attribute__((aligned(1))); /* any address: MPI buffers need not be */ \
+        u_t *out = out_;                                                                     \
+        const u_t *a = a_, *b = b_;                                                          \
         for (size_t i = 0; i < n; i++) {                                                     \
             T x = a[i], y = b[i];                                                            \
             out[i] = (T)(EXPR);                                                              \
@@ -108,8 +109,9 @@ KERNEL(, k_prod_c80, long double _Complex, x * y)
 #define LOC_KERNEL(name, P, CMP)                                                             \
     static void name(void *out_, const void *a_, const void *b_, size_t n)                   \
     {                                                                                        \
-        P *out = out_;                                                                       \
-        const P *a = a_, *b = b_;                                                            \
+        typedef P u_t __attribute__((aligned(1)));                                          \
+        u_t *out = out_;                                                                     \
+        const u_t *a = a_, *b = b_;                                                          \
         for (size_t i = 0; i < n; i++) {                                                     \
             P x = a[i], y = b[i];                                                            \
             int win = x.v CMP y.v, tie = x.v == y.v;                                         \

@@ -441,7 +441,7 @@ static void test_red_nt_multi(void)
     static const size_t counts[] = {0, 5, 200, 1000, 7777};
     enum { MAXN = 7777, SLOT = MAXN * 16 + 4 * NT_GUARD };
     char *a0 = malloc(SLOT), *b0 = malloc(SLOT), *exp = malloc(SLOT);
-    char *area = aligned_alloc(64, 6 * SLOT);
+    char *area = aligned_alloc(64, (6 * (size_t)SLOT + 63) / 64 * 64);
     if (!a0 || !b0 || !exp || !area) {
         CHECK(0, "no memory");
         goto done;

@@ -351,25 +351,36 @@ static void local_copy(mc_shm_t *sh, void *dst, const void *src, size_t n, size_
     if (dst != src && n) mc_copy_adaptive(dst, src, n, 1, mc_shm_ws(user_bytes, 0), mc_cache_capacity(sh->p));
 }
 
-/* Readers take the root's buffer in p - 1 chunks, reader v starting with chunk v - 1, so the
- * readers spread over the source instead of all streaming the same lines. */
+/* Part c of p of an n-byte message, boundaries on cache lines (the last part takes the rest). */
+static size_t line_part_start(size_t n, int p, int c) { return c >= p ? n : floor_line(n / (size_t)p * (size_t)c); }
+
+/* Every rank copies (p-1)/p of the message instead of the readers copying it all while the
+ * root waits: with 2 ranks one core alone cannot draw the node's memory bandwidth. Reader v
+ * pulls parts 1..p-1 of its copy from the root's posted buffer, starting with part v so the
+ * readers spread over the source; the root pushes part 0 into every reader's posted buffer
+ * and raises STEP 2 when done. Copies are temporal even above the cache: measured at 2 ranks,
+ * 64 MiB, glibc's memcpy of a large chunk (rep movsb, or its own streaming loop) beats
+ * mc_copy_nt by 15-25% here. */
 static int bcast_direct(mc_shm_t *sh, const mc_args_t *a)
 {
     int p = sh->p, root = a->root, rc = MPI_SUCCESS;
     size_t n = a->count;
     if (!direct_open(sh, a->rbuf, n, NULL)) return bcast_pipe(sh, a);
-    if (sh->r != root) {
-        int v = mc_vrank(sh->r, root, p), nch = p - 1;
-        for (int i = 0; i < nch && rc == MPI_SUCCESS; i++) {
-            int c = (v - 1 + i) % nch;
-            size_t off = mc_part_start(n, nch, c), len = mc_part_len(n, nch, c);
-            /* temporal even above the cache: measured at 2 ranks, 64 MiB, glibc's memcpy of
-             * one large chunk (rep movsb, or its own streaming loop above 41 MiB) beats
-             * mc_copy_nt by 15-25% here */
+    int v = mc_vrank(sh->r, root, p);
+    if (v == 0) {
+        size_t len = line_part_start(n, p, 1);
+        for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
+            if (len) rc = mc_peer_write(sh, (root + i) % p, 0, 0, a->rbuf, len);
+        mc_shm_set(sh, MC_F_STEP, 2);   /* even after an error: readers must not hang */
+    } else {
+        for (int i = 0; i < p - 1 && rc == MPI_SUCCESS; i++) {
+            int c = 1 + (v - 1 + i) % (p - 1);
+            size_t off = line_part_start(n, p, c), len = line_part_start(n, p, c + 1) - off;
             if (len) rc = mc_peer_read(sh, root, 0, off, (char *)a->rbuf + off, len);
         }
+        mc_shm_wait(sh, MC_F_STEP, root, 2);   /* part 0 is in; the root is done with my post */
     }
-    return direct_close(sh, sh->r == root, rc);
+    return direct_close(sh, v == 0, rc);
 }
 
 static size_t blk_extent(const mc_blk_t *b, int p)
@@ -591,9 +602,10 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 1.25 * h->beta * in->m;
 }
+/* every rank copies (p - 1)/p of the message, all at once */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return in->p * h->alpha + h->beta * in->m;
+    return in->p * h->alpha + h->beta * in->m * (in->p - 1) / in->p;
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {

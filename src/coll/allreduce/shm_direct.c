@@ -24,7 +24,7 @@ const mc_alg_t mc_alg_allreduce_shm_direct = {
     .coll = MC_ALLREDUCE,
     .name = "shm_direct",
     .doc = "direct: rank i reduces chunk i of all posted inputs, then reads the other chunks from their "
-           "owners; DAV zero copy 5s(p-1)",
+           "owners; DAV zero copy 5s(p-1); shm_ma unless every buffer is zero copy (or MCOLL_SHM_PATH=cma)",
     .fn = run,
     .ok = mc_sr_ma_ok,
     .cost = cost,

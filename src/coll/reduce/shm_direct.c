@@ -23,7 +23,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_reduce_shm_direct = {
     .coll = MC_REDUCE,
     .name = "shm_direct",
-    .doc = "direct: rank i reduces chunk i of all posted inputs into the root's rbuf; DAV zero copy 3s(p-1)",
+    .doc = "direct: rank i reduces chunk i of all posted inputs into the root's rbuf; DAV zero copy 3s(p-1); shm_ma unless every buffer is zero copy (or MCOLL_SHM_PATH=cma)",
     .fn = run,
     .ok = mc_sr_ma_ok,
     .cost = cost,

@@ -24,7 +24,7 @@ const mc_alg_t mc_alg_reduce_scatter_block_shm_direct = {
     .coll = MC_REDUCE_SCATTER_BLOCK,
     .name = "shm_direct",
     .doc = "direct: rank i reduces block i of all posted inputs (heap pointer or CMA) into rbuf; DAV zero "
-           "copy 3s(p-1)",
+           "copy 3s(p-1); shm_ma unless every buffer is zero copy (or MCOLL_SHM_PATH=cma)",
     .fn = run,
     .ok = mc_sr_ma_ok,
     .cost = cost,
