@@ -6,6 +6,7 @@
 #include "mc.h"
 #include "mcoll.h"
 #include "../shm/shm.h"
+#include "../coll/hier/hier.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ static void ctx_free(mc_ctx_t *c)
     int fin = 0;
     if (!c) return;
     PMPI_Finalized(&fin);
+    mc_hier_free(c->hier); /* the node and lane contexts go with their communicators */
     if (!fin) {
         if (c->lane_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->lane_comm);
         if (c->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->node_comm);

@@ -43,6 +43,7 @@ typedef struct mc_ctx {
     uint64_t explained[MC_NCOLL]; /* MCOLL_VERBOSE: size classes (log2 bytes) already explained */
     struct mc_shm *shm;     /* node region (src/shm), created on first use */
     int shm_failed;         /* creation failed or disabled: shm algorithms decline */
+    struct mc_hier *hier;   /* two-level view (src/coll/hier), built on first use */
 } mc_ctx_t;
 
 /* Returns the context of comm, creating it on first use (collective on comm). */

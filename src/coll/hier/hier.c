@@ -1,0 +1,60 @@
+/* Two-level view of a communicator (hier.h). */
+#include "hier.h"
+#include <stdlib.h>
+
+int mc_hier_size(const mc_hier_t *h, int node)
+{
+    int k = 0;
+    while (k < h->Pmax && mc_hier_rank(h, node, k) >= 0) k++;
+    return k;
+}
+
+int mc_hier_ok(const mc_ctx_t *ctx, const mc_args_t *a)
+{
+    (void)a;
+    return ctx->nnodes >= 2;
+}
+
+void mc_hier_free(mc_hier_t *h)
+{
+    if (!h) return;
+    free(h->rank_of);
+    free(h);
+}
+
+/* The tables come from the context (no communication); the node and lane contexts are the
+ * only collective part (each over its own communicator). */
+static int build(mc_ctx_t *ctx, mc_hier_t *h)
+{
+    h->N = ctx->nnodes, h->n = ctx->node;
+    h->P = ctx->local_size, h->l = ctx->local_rank;
+    h->Pmin = h->Pmax = ctx->node_size[0];
+    for (int k = 1; k < h->N; k++) {
+        if (ctx->node_size[k] < h->Pmin) h->Pmin = ctx->node_size[k];
+        if (ctx->node_size[k] > h->Pmax) h->Pmax = ctx->node_size[k];
+    }
+    h->rank_of = malloc(sizeof(int) * (size_t)h->N * (size_t)h->Pmax);
+    if (!h->rank_of) return MPI_ERR_NO_MEM;
+    for (size_t i = 0; i < (size_t)h->N * (size_t)h->Pmax; i++) h->rank_of[i] = -1;
+    for (int r = 0; r < ctx->size; r++)
+        h->rank_of[(size_t)ctx->node_of[r] * (size_t)h->Pmax + (size_t)ctx->local_of[r]] = r;
+    int rc = mc_ctx_get(ctx->node_comm, &h->node);
+    if (rc == MPI_SUCCESS) rc = mc_ctx_get(ctx->lane_comm, &h->lane);
+    return rc;
+}
+
+int mc_hier_get(mc_ctx_t *ctx, const mc_hier_t **out)
+{
+    if (!ctx->hier) {
+        mc_hier_t *h = calloc(1, sizeof *h);
+        if (!h) return MPI_ERR_NO_MEM;
+        int rc = build(ctx, h);
+        if (rc != MPI_SUCCESS) {
+            mc_hier_free(h);
+            return rc;
+        }
+        ctx->hier = h;
+    }
+    *out = ctx->hier;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,36 @@
+/* Two-level view of a communicator for the algorithms that span nodes (pip-mcoll multi-object
+ * algorithms, hierarchical compositions): N nodes (real, or virtual with MCOLL_VNODE_SIZE),
+ * P ranks on this node, lanes (the ranks with the same local rank, one per node that has it).
+ * Node and local indices come from the context's tables (nodes numbered by their lowest comm
+ * rank, local ranks in comm rank order), never from rank arithmetic, so reordered and split
+ * communicators work. */
+#ifndef MC_HIER_H
+#define MC_HIER_H
+#include "../../core/mc.h"
+
+typedef struct mc_hier {
+    int N, n;         /* nodes; this rank's node */
+    int P, l;         /* ranks on this node; this rank's local rank */
+    int Pmin, Pmax;   /* fewest / most ranks on a node (uniform iff equal) */
+    int *rank_of;     /* [N * Pmax]: comm rank of (node, local) at [node * Pmax + local], -1 if none */
+    mc_ctx_t *node;   /* context of the node communicator: its shm engine and p2p */
+    mc_ctx_t *lane;   /* context of the lane communicator: rank i = lane member on the i-th node
+                       * that has local rank l (nodes in order) */
+} mc_hier_t;
+
+/* The view of ctx, built on first use: collective over ctx's communicator (every rank of it
+ * must be entering the same algorithm, which selection guarantees). Freed with ctx. */
+int mc_hier_get(mc_ctx_t *ctx, const mc_hier_t **out);
+/* Comm rank of local rank `local` on node `node`, or -1 when that node has fewer ranks. */
+static inline int mc_hier_rank(const mc_hier_t *h, int node, int local)
+{
+    return local < h->Pmax ? h->rank_of[(size_t)node * (size_t)h->Pmax + (size_t)local] : -1;
+}
+/* Ranks on node `node`. */
+int mc_hier_size(const mc_hier_t *h, int node);
+/* Applicability shared by the algorithms that span nodes: at least two nodes, an
+ * intracommunicator (the entry layer guarantees it). */
+int mc_hier_ok(const mc_ctx_t *ctx, const mc_args_t *a);
+/* Frees a view (the context's destructor calls it). */
+void mc_hier_free(mc_hier_t *h);
+#endif
