@@ -11,24 +11,26 @@
 #define REF(coll, name) &mc_alg_##coll##_##name,
 
 #define BARRIER(X) X(barrier, linear) X(barrier, double_ring) X(barrier, recursive_doubling) X(barrier, bruck) \
-    X(barrier, shm)
+    X(barrier, shm) X(barrier, hier)
 #define BCAST(X) X(bcast, linear) X(bcast, pipeline) X(bcast, binomial) X(bcast, binary) X(bcast, split_binary) \
-    X(bcast, shm_pipe) X(bcast, shm_direct)
+    X(bcast, shm_pipe) X(bcast, shm_direct) X(bcast, hier)
 #define REDUCE(X) X(reduce, linear) X(reduce, pipeline) X(reduce, binomial) X(reduce, binary) X(reduce, kchain) \
-    X(reduce, shm_dpml) X(reduce, shm_ma) X(reduce, shm_ma_socket) X(reduce, shm_direct)
+    X(reduce, shm_dpml) X(reduce, shm_ma) X(reduce, shm_ma_socket) X(reduce, shm_direct) X(reduce, hier)
 #define ALLREDUCE(X) X(allreduce, recursive_doubling) X(allreduce, ring) X(allreduce, rabenseifner) X(allreduce, reduce_bcast) \
-    X(allreduce, shm_dpml) X(allreduce, shm_ma) X(allreduce, shm_ma_socket) X(allreduce, shm_direct)
+    X(allreduce, shm_dpml) X(allreduce, shm_ma) X(allreduce, shm_ma_socket) X(allreduce, shm_direct) \
+    X(allreduce, hier_ma_ring) X(allreduce, mo_rsag) X(allreduce, mo_bruck)
 #define REDUCE_SCATTER(X) X(reduce_scatter, ring) X(reduce_scatter, recursive_halving) \
     X(reduce_scatter, shm_dpml) X(reduce_scatter, shm_ma) X(reduce_scatter, shm_ma_socket) X(reduce_scatter, shm_direct)
 #define REDUCE_SCATTER_BLOCK(X) X(reduce_scatter_block, ring) X(reduce_scatter_block, recursive_halving) \
     X(reduce_scatter_block, shm_dpml) X(reduce_scatter_block, shm_ma) X(reduce_scatter_block, shm_ma_socket) \
     X(reduce_scatter_block, shm_direct)
 #define ALLGATHER(X) X(allgather, ring) X(allgather, recursive_doubling) X(allgather, bruck) \
-    X(allgather, shm_pipe) X(allgather, shm_direct)
+    X(allgather, shm_pipe) X(allgather, shm_direct) X(allgather, mo_bruck) X(allgather, mo_ring)
 #define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling) X(allgatherv, shm_pipe) X(allgatherv, shm_direct)
 #define GATHER(X) X(gather, linear) X(gather, binomial) X(gather, shm_pipe) X(gather, shm_direct)
 #define GATHERV(X) X(gatherv, linear) X(gatherv, shm_pipe) X(gatherv, shm_direct)
-#define SCATTER(X) X(scatter, linear) X(scatter, binomial) X(scatter, shm_pipe) X(scatter, shm_direct)
+#define SCATTER(X) X(scatter, linear) X(scatter, binomial) X(scatter, shm_pipe) X(scatter, shm_direct) \
+    X(scatter, mo)
 #define SCATTERV(X) X(scatterv, linear) X(scatterv, shm_pipe) X(scatterv, shm_direct)
 #define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck) X(alltoall, shm_pipe) X(alltoall, shm_direct)
 #define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise) X(alltoallv, shm_pipe) X(alltoallv, shm_direct)

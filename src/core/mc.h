@@ -104,6 +104,8 @@ typedef struct mc_cost_in {
     double ms;          /* segment size in bytes (m when unsegmented) */
     int radix;
     int sockets;        /* sockets of the node (socket-aware shared-memory algorithms) */
+    int nodes;          /* nodes the p ranks span (algorithms across nodes); 0 = unknown:
+                         * they then assume one rank per node */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

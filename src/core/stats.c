@@ -14,6 +14,7 @@
  * writer; readers load them relaxed. */
 typedef struct coll_stats {
     _Atomic uint64_t calls, handled, fallback, bytes, dav, syncs;
+    _Atomic uint64_t inter_msgs, inter_bytes, rounds;
     _Atomic uint64_t alg_calls[MC_MAX_ALGS];
 } coll_stats_t;
 
@@ -27,6 +28,7 @@ static _Atomic(stats_block_t *) blocks;
 static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread stats_block_t *mine;
 static _Thread_local const char *last_alg[MC_NCOLL];
+static _Thread_local int current = -1;   /* mc_stats_enter */
 
 static coll_stats_t *my_stats(mc_coll_t c)
 {
@@ -75,6 +77,27 @@ void mc_stats_shm(mc_coll_t c, uint64_t dav, uint64_t syncs)
     bump(&s->syncs, syncs);
 }
 
+void mc_stats_inter(mc_coll_t c, uint64_t msgs, uint64_t bytes)
+{
+    coll_stats_t *s = my_stats(current >= 0 ? (mc_coll_t)current : c);
+    bump(&s->inter_msgs, msgs);
+    bump(&s->inter_bytes, bytes);
+}
+
+void mc_stats_rounds(mc_coll_t c, uint64_t rounds)
+{
+    if (rounds) bump(&my_stats(c)->rounds, rounds);
+}
+
+int mc_stats_enter(mc_coll_t c)
+{
+    int prev = current;
+    current = (int)c;
+    return prev;
+}
+
+void mc_stats_leave(int prev) { current = prev; }
+
 /* Sum over every thread's block of one counter (offset into coll_stats_t). */
 static uint64_t total(mc_coll_t c, size_t off)
 {
@@ -103,6 +126,9 @@ int mcoll_stats_get(const char *coll, mcoll_stats_t *out)
     out->bytes = TOTAL(c, bytes);
     out->dav = TOTAL(c, dav);
     out->syncs = TOTAL(c, syncs);
+    out->inter_msgs = TOTAL(c, inter_msgs);
+    out->inter_bytes = TOTAL(c, inter_bytes);
+    out->rounds = TOTAL(c, rounds);
     return MPI_SUCCESS;
 }
 
@@ -122,22 +148,24 @@ void mcoll_stats_reset(void)
         memset(b->c, 0, sizeof b->c);
 }
 
-/* Row layout for the reduction: calls, handled, fallback, bytes, dav, syncs, then
- * per-algorithm calls. */
-#define NFIX 6
+/* Row layout for the reduction: calls, handled, fallback, bytes, dav, syncs, inter_msgs,
+ * inter_bytes, rounds, then per-algorithm calls. */
+#define NFIX 9
 #define ROW (NFIX + MC_MAX_ALGS)
 
 static void print_table(const uint64_t *sum, int nprocs)
 {
     printf("mcoll statistics (sum over %d ranks)\n", nprocs);
-    printf("%-22s %10s %10s %10s %14s %14s %10s  %s\n", "collective", "calls", "mcoll", "fallback",
-           "bytes", "shm_dav", "shm_syncs", "algorithms");
+    printf("%-22s %10s %10s %10s %14s %14s %10s %10s %14s %10s  %s\n", "collective", "calls", "mcoll",
+           "fallback", "bytes", "shm_dav", "shm_syncs", "inter_msgs", "inter_bytes", "rounds",
+           "algorithms");
     for (int c = 0; c < MC_NCOLL; c++) {
         const uint64_t *r = sum + (size_t)c * ROW;
         if (!r[0]) continue;
-        printf("%-22s %10llu %10llu %10llu %14llu %14llu %10llu ", mc_coll_name(c),
+        printf("%-22s %10llu %10llu %10llu %14llu %14llu %10llu %10llu %14llu %10llu ", mc_coll_name(c),
                (unsigned long long)r[0], (unsigned long long)r[1], (unsigned long long)r[2],
-               (unsigned long long)r[3], (unsigned long long)r[4], (unsigned long long)r[5]);
+               (unsigned long long)r[3], (unsigned long long)r[4], (unsigned long long)r[5],
+               (unsigned long long)r[6], (unsigned long long)r[7], (unsigned long long)r[8]);
         for (int i = 0; i < mc_alg_count(c) && i < MC_MAX_ALGS; i++)
             if (r[NFIX + i]) printf(" %s=%llu", mc_alg_at(c, i)->name, (unsigned long long)r[NFIX + i]);
         printf("\n");
@@ -152,6 +180,7 @@ void mc_stats_report(void)
         uint64_t *r = mine + (size_t)c * ROW;
         r[0] = TOTAL(c, calls); r[1] = TOTAL(c, handled); r[2] = TOTAL(c, fallback);
         r[3] = TOTAL(c, bytes); r[4] = TOTAL(c, dav); r[5] = TOTAL(c, syncs);
+        r[6] = TOTAL(c, inter_msgs); r[7] = TOTAL(c, inter_bytes); r[8] = TOTAL(c, rounds);
         for (int i = 0; i < MC_MAX_ALGS; i++) r[NFIX + i] = TOTAL(c, alg_calls[i]);
     }
     int rank, size;

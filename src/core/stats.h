@@ -9,6 +9,18 @@ void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes);
 void mc_stats_fallback(mc_coll_t c, size_t bytes);
 /* Data-access volume and synchronization events of one call (shared-memory kernels). */
 void mc_stats_shm(mc_coll_t c, uint64_t dav, uint64_t syncs);
+/* Point-to-point traffic to a rank of another node: counted by src/p2p for every send, so
+ * algorithms never count messages themselves. Attributed to the collective being run by
+ * this thread (mc_stats_enter), else to c (the collective of the message's tag). */
+void mc_stats_inter(mc_coll_t c, uint64_t msgs, uint64_t bytes);
+/* Inter-node rounds of an algorithm's schedule: added by the algorithm, once per call on
+ * every rank that takes part in its inter-node phase. */
+void mc_stats_rounds(mc_coll_t c, uint64_t rounds);
+/* Marks the collective this thread runs (nested calls restore the outer one): sub-algorithms
+ * of other collectives run on node or lane contexts then count their inter-node traffic
+ * under the user's collective. Returns the previous mark (-1: none) for mc_stats_leave. */
+int mc_stats_enter(mc_coll_t c);
+void mc_stats_leave(int prev);
 /* Reduces the counters over MPI_COMM_WORLD and prints the table on rank 0. Collective. */
 void mc_stats_report(void);
 /* Thread-local record of what ran last (mcoll_last_alg). */

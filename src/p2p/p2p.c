@@ -1,13 +1,24 @@
 #include "p2p.h"
+#include "../core/stats.h"
 #include <string.h>
 
 #define COMM(ctx) ((ctx)->pcomm)
 
 static int too_big(size_t n) { return n > (size_t)INT_MAX; }
 
+/* Every send to a rank of another node is counted here (MCOLL_STATS inter_msgs/inter_bytes),
+ * so no algorithm counts its own messages. Node and lane contexts have their own tables: a
+ * lane's members are all on different nodes, a node's all on one. */
+static inline void count_inter(const mc_ctx_t *ctx, int dst, mc_coll_t c, size_t bytes)
+{
+    if (ctx->nnodes > 1 && dst >= 0 && dst < ctx->size && ctx->node_of[dst] != ctx->node)
+        mc_stats_inter(c, 1, bytes);
+}
+
 int mc_send(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx)
 {
     if (too_big(n)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, c, n);
     return PMPI_Send(buf, (int)n, MPI_BYTE, dst, MC_TAG(c), COMM(ctx));
 }
 
@@ -21,6 +32,7 @@ int mc_sendrecv(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int
                 mc_coll_t c, const mc_ctx_t *ctx)
 {
     if (too_big(sn) || too_big(rn)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, c, sn);
     return PMPI_Sendrecv(sbuf, (int)sn, MPI_BYTE, dst, MC_TAG(c), rbuf, (int)rn, MPI_BYTE, src,
                          MC_TAG(c), COMM(ctx), MPI_STATUS_IGNORE);
 }
@@ -37,6 +49,7 @@ int mc_sendrecv_nz(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, 
 int mc_isend(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r)
 {
     if (too_big(n)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, c, n);
     return PMPI_Isend(buf, (int)n, MPI_BYTE, dst, MC_TAG(c), COMM(ctx), r);
 }
 
@@ -49,6 +62,7 @@ int mc_irecv(void *buf, size_t n, int src, mc_coll_t c, const mc_ctx_t *ctx, MPI
 int mc_send_t(const void *buf, size_t count, const mc_args_t *a, int dst, const mc_ctx_t *ctx)
 {
     if (too_big(count)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, a->coll, count * a->extent);
     return PMPI_Send(buf, (int)count, a->dtype, dst, MC_TAG(a->coll), COMM(ctx));
 }
 
@@ -62,6 +76,7 @@ int mc_sendrecv_t(const void *sbuf, size_t scount, int dst, void *rbuf, size_t r
                   const mc_args_t *a, const mc_ctx_t *ctx)
 {
     if (too_big(scount) || too_big(rcount)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, a->coll, scount * a->extent);
     return PMPI_Sendrecv(sbuf, (int)scount, a->dtype, dst, MC_TAG(a->coll), rbuf, (int)rcount,
                          a->dtype, src, MC_TAG(a->coll), COMM(ctx), MPI_STATUS_IGNORE);
 }
@@ -70,6 +85,7 @@ int mc_isend_t(const void *buf, size_t count, const mc_args_t *a, int dst, const
                MPI_Request *r)
 {
     if (too_big(count)) return MPI_ERR_COUNT;
+    count_inter(ctx, dst, a->coll, count * a->extent);
     return PMPI_Isend(buf, (int)count, a->dtype, dst, MC_TAG(a->coll), COMM(ctx), r);
 }
 

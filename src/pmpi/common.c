@@ -150,7 +150,9 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
     const mc_alg_t *alg = mc_select(ctx, a, &idx);
     if (!alg) return 0;
     uint64_t dav = mc_dav_bytes, syncs = mc_sync_events;
+    int outer = mc_stats_enter(a->coll); /* inter-node traffic of inner steps counts here */
     *rc = alg->fn(ctx, a);
+    mc_stats_leave(outer);
     mc_stats_handled(a->coll, idx, a->bytes);
     mc_stats_shm(a->coll, mc_dav_bytes - dav, mc_sync_events - syncs);
     mc_stats_set_last(a->coll, alg->name);

@@ -58,3 +58,25 @@ int mc_hier_get(mc_ctx_t *ctx, const mc_hier_t **out)
     *out = ctx->hier;
     return MPI_SUCCESS;
 }
+
+int mc_hier_on_node(mc_ctx_t *node, const mc_args_t *a, const char *shm, const char *p2p)
+{
+    const mc_alg_t *alg = mc_alg_find(a->coll, shm);
+    if (!alg || !mc_alg_applicable(alg, node, a)) alg = mc_alg_find(a->coll, p2p);
+    return alg ? alg->fn(node, a) : MPI_ERR_INTERN;
+}
+
+void mc_hier_shape(const mc_cost_in_t *in, int *N, int *P)
+{
+    int p = in->p > 0 ? in->p : 1;
+    *N = in->nodes > 0 && in->nodes <= p ? in->nodes : p;
+    *P = p / *N;
+}
+
+double mc_hier_node_cost(const mc_hockney_t *h, mc_coll_t c, const char *alg, int P, double m)
+{
+    const mc_alg_t *a = mc_alg_find(c, alg);
+    if (P <= 1 || !a || !a->cost) return 0;
+    mc_cost_in_t node = {.p = P, .m = m, .ms = m, .radix = 4, .sockets = 1, .nodes = 1};
+    return a->cost(h, &node);
+}

@@ -31,6 +31,16 @@ int mc_hier_size(const mc_hier_t *h, int node);
 /* Applicability shared by the algorithms that span nodes: at least two nodes, an
  * intracommunicator (the entry layer guarantees it). */
 int mc_hier_ok(const mc_ctx_t *ctx, const mc_args_t *a);
+/* Runs a->coll on the node context with the shared-memory algorithm `shm`, or the
+ * point-to-point `p2p` when shm does not apply there (no region: MCOLL_SHM=0, or creation
+ * failed). a is already expressed for the node communicator (root, counts). */
+int mc_hier_on_node(mc_ctx_t *node, const mc_args_t *a, const char *shm, const char *p2p);
+/* N x P shape of a cost input: in->nodes nodes of p / nodes ranks; without a node count
+ * (0), one rank per node. */
+void mc_hier_shape(const mc_cost_in_t *in, int *N, int *P);
+/* Hockney cost of the registered algorithm `alg` of collective c on one node of P ranks with
+ * m bytes per rank: 0 when P <= 1 or there is no such algorithm. */
+double mc_hier_node_cost(const mc_hockney_t *h, mc_coll_t c, const char *alg, int P, double m);
 /* Frees a view (the context's destructor calls it). */
 void mc_hier_free(mc_hier_t *h);
 #endif
