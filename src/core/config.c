@@ -17,6 +17,7 @@
 static const mc_cfg_var_t vars[] = {
     {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
     {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize"},
+    {"MCOLL_RULES", MC_CFG_STR, "", "rules file whose rows take precedence over the built-in selection table (README, Tuning and models)"},
     {"MCOLL_VNODE_SIZE", MC_CFG_INT, "0", "split each real node into virtual nodes of k consecutive world ranks (0 = off)"},
     COLL_VARS("BARRIER", "barrier") COLL_VARS("BCAST", "bcast") COLL_VARS("REDUCE", "reduce")
     COLL_VARS("ALLREDUCE", "allreduce") COLL_VARS("REDUCE_SCATTER", "reduce_scatter")
@@ -37,6 +38,8 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
+    {"MCOLL_NEIGHBOR_ALG", MC_CFG_STR, "auto", "persistent neighbor alltoallv strategy: auto, standard, aggregated, dedup (MPI_Info key mcoll_neighbor_alg wins)"},
+    {"MCOLL_NEIGHBOR_REGION", MC_CFG_STR, "node", "region of the locality-aware neighbor strategies: node or socket (MPI_Info key mcoll_neighbor_region wins)"},
 };
 #define NVARS ((int)(sizeof vars / sizeof vars[0]))
 
@@ -109,6 +112,7 @@ static void load_one(const mc_cfg_var_t *v)
     if (!strcmp(v->name, "MCOLL_VERBOSE")) cfg.verbose = atoi(val);
     else if (!strcmp(v->name, "MCOLL_STATS")) cfg.stats = atoi(val) != 0;
     else if (!strcmp(v->name, "MCOLL_VNODE_SIZE")) cfg.vnode_size = atoi(val);
+    else if (!strcmp(v->name, "MCOLL_RULES")) snprintf(cfg.rules, sizeof cfg.rules, "%s", val);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
              !strcmp(v->name, "MCOLL_HEAP_SIZE"))
         load_shm(v->name, val);

@@ -16,6 +16,7 @@ typedef struct mc_cfg_var {
 
 typedef struct mc_config {
     int verbose, stats, vnode_size;
+    char rules[1024];           /* MCOLL_RULES: rules file path, "" = built-in table only */
     char alg[MC_NCOLL][32];     /* forced algorithm, "" = automatic */
     long segsize[MC_NCOLL];     /* -1 = algorithm's default */
     int radix[MC_NCOLL];        /* -1 = algorithm's default */

@@ -1,4 +1,5 @@
 #include "select.h"
+#include "rules.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include <pthread.h>
@@ -19,11 +20,13 @@
  * measured at more ranks. */
 static const mc_rule_t rules[] = {
     {MC_BARRIER, ANY, 0, "shm", 0},
+    {MC_BARRIER, ANY, 0, "hier", 0},   /* hier* / mo*: two or more nodes only */
     {MC_BARRIER, ANY, 0, "recursive_doubling", 0},
     /* shm rows: malloc'd buffers (CMA). Buffers in the shared heap make shm_direct the
      * faster one from 4-16 KiB up (README): force it there. */
     {MC_BCAST, 256 * KiB, 0, "shm_pipe", 0},
     {MC_BCAST, ANY, 0, "shm_direct", 0},
+    {MC_BCAST, ANY, 0, "hier", 0},
     {MC_BCAST, ANY, 2, "binomial", 0},
     {MC_BCAST, 16 * KiB, 0, "binomial", 0},
     {MC_BCAST, 1 * MiB, 0, "split_binary", 32 * KiB},
@@ -32,6 +35,7 @@ static const mc_rule_t rules[] = {
     /* shm_direct of the reductions: zero copy when every buffer is in the shared heap, else
      * (malloc'd buffers) it runs shm_ma, the faster one on CMA */
     {MC_REDUCE, ANY, 0, "shm_direct", 0},
+    {MC_REDUCE, ANY, 0, "hier", 0},           /* commutative ops */
     {MC_REDUCE, 64 * KiB, 0, "binomial", 0},
     {MC_REDUCE, ANY, 2, "binomial", 0},
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB},
@@ -40,7 +44,12 @@ static const mc_rule_t rules[] = {
     {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0},
     {MC_ALLREDUCE, ANY, 0, "shm_direct", 0},     /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0},       /* non-commutative, up to MCOLL_SHM_SMALL */
+    /* across nodes: mo_bruck declines floating-point SUM/PROD (node-dependent rounding),
+     * mo_rsag and hier_ma_ring need commutative ops (model-based, not yet measured on nodes) */
+    {MC_ALLREDUCE, 2 * KiB, 0, "mo_bruck", 0},
     {MC_ALLREDUCE, 8 * KiB, 0, "recursive_doubling", 0},
+    {MC_ALLREDUCE, ANY, 0, "mo_rsag", 0},
+    {MC_ALLREDUCE, ANY, 0, "hier_ma_ring", 0},
     {MC_ALLREDUCE, ANY, 0, "ring", 0},           /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},   /* keeps rank order */
     {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0},
@@ -58,6 +67,8 @@ static const mc_rule_t rules[] = {
     {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "ring", 0},
     {MC_ALLGATHER, 32 * KiB, 0, "shm_pipe", 0},
     {MC_ALLGATHER, ANY, 0, "shm_direct", 0},
+    {MC_ALLGATHER, 2 * KiB, 0, "mo_bruck", 0},   /* uniform ranks per node */
+    {MC_ALLGATHER, ANY, 0, "mo_ring", 0},
     {MC_ALLGATHER, 16 * KiB, 0, "recursive_doubling", 0},
     {MC_ALLGATHER, ANY, 0, "ring", 0},
     {MC_ALLGATHERV, 32 * KiB, 0, "shm_pipe", 0},
@@ -74,6 +85,7 @@ static const mc_rule_t rules[] = {
     {MC_GATHERV, ANY, 0, "linear", 0},
     {MC_SCATTER, 64 * KiB, 0, "shm_pipe", 0},
     {MC_SCATTER, ANY, 0, "shm_direct", 0},
+    {MC_SCATTER, ANY, 0, "mo", 0},
     {MC_SCATTER, 8 * KiB, 0, "binomial", 0},
     {MC_SCATTER, ANY, 0, "linear", 0},
     {MC_SCATTERV, ANY, 0, "shm_direct", 0},
@@ -105,6 +117,35 @@ static _Atomic int forced_idx[MC_NCOLL];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static atomic_int ready;       /* fast path past pthread_once once init ran */
 
+/* MCOLL_RULES rows, grouped by collective (stable, so file order is kept within one). */
+static mc_rules_t file;
+static int file_first[MC_NCOLL], file_last[MC_NCOLL];
+
+static void load_file(const char *path)
+{
+    char err[512];
+    if (!*path) return;
+    if (mc_rules_load(path, &file, err, sizeof err)) {
+        mc_warn("MCOLL_RULES=%s ignored, using the built-in rules: %s", path, err);
+        return;
+    }
+    mc_frule_t *sorted = file.n ? mc_malloc((size_t)file.n * sizeof *sorted) : NULL;
+    if (file.n && !sorted) {
+        mc_warn("MCOLL_RULES=%s ignored: out of memory", path);
+        mc_rules_free(&file);
+        return;
+    }
+    int k = 0;
+    for (int c = 0; c < MC_NCOLL; c++) {
+        file_first[c] = k;
+        for (int i = 0; i < file.n; i++)
+            if (file.rows[i].coll == (mc_coll_t)c) sorted[k++] = file.rows[i];
+        file_last[c] = k;
+    }
+    if (file.n) memcpy(file.rows, sorted, (size_t)file.n * sizeof *sorted);
+    mc_free(sorted);
+}
+
 static int force_index(mc_coll_t c, const char *alg)
 {
     if (!alg || !*alg || !strcmp(alg, "auto")) return FORCE_AUTO;
@@ -116,6 +157,7 @@ static int force_index(mc_coll_t c, const char *alg)
 static void init(void)
 {
     for (int c = 0; c < MC_NCOLL; c++) first_rule[c] = last_rule[c] = 0;
+    load_file(mc_cfg()->rules);
     for (int i = NRULES - 1; i >= 0; i--) {
         const mc_alg_t *alg = mc_alg_find(rules[i].coll, rules[i].alg);
         rule_idx[i] = alg ? mc_alg_index(alg) : -1;
@@ -149,6 +191,12 @@ static void set_params(mc_args_t *a, const mc_rule_t *r)
     a->radix = mc_cfg_radix(a->coll, 4);
 }
 
+static void set_file_params(mc_args_t *a, const mc_frule_t *r)
+{
+    a->segsize = mc_cfg_segsize(a->coll, r->segsize >= 0 ? r->segsize : 0);
+    a->radix = mc_cfg_radix(a->coll, r->radix >= 2 ? r->radix : 4);
+}
+
 /* Only segmented / radix algorithms read the parameters (and the explain line shows them). */
 static inline void params_for(mc_args_t *a, const mc_alg_t *alg, const mc_rule_t *r)
 {
@@ -173,6 +221,27 @@ static inline void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *al
     if (mc_cfg()->verbose) explain_once(ctx, a, alg, why);
 }
 
+/* The first MCOLL_RULES row covering the call whose algorithm applies: 1 with *out set
+ * (NULL = pmpi), else 0 (fall through to the built-in table). */
+static int file_rule(mc_ctx_t *ctx, mc_args_t *a, int *index, int declined, const mc_alg_t **out)
+{
+    char why[64];
+    for (int i = file_first[a->coll]; i < file_last[a->coll]; i++) {
+        const mc_frule_t *r = &file.rows[i];
+        if (ctx->size < r->pmin || ctx->size > r->pmax || a->bytes < r->bmin || a->bytes > r->bmax) continue;
+        const mc_alg_t *alg = r->alg >= 0 ? mc_alg_at(a->coll, r->alg) : NULL;
+        set_file_params(a, r);
+        if (alg && !mc_alg_applicable(alg, ctx, a)) continue;
+        snprintf(why, sizeof why, "%srules file line %d", declined ? "forced algorithm not applicable; " : "",
+                 r->line);
+        explain(ctx, a, alg, why);
+        if (alg) *index = r->alg;
+        *out = alg;
+        return 1;
+    }
+    return 0;
+}
+
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
@@ -192,6 +261,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
         }
         declined = 1;
     }
+    if (file_rule(ctx, a, index, declined, &alg)) return alg;
     for (int i = first_rule[a->coll]; i < last_rule[a->coll]; i++) {
         const mc_rule_t *r = &rules[i];
         if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;

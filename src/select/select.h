@@ -1,5 +1,5 @@
-/* Algorithm selection: forced (mcoll_set_alg / MCOLL_<COLL>_ALG) > default rule table >
- * first applicable registered algorithm > PMPI. */
+/* Algorithm selection: forced (mcoll_set_alg / MCOLL_<COLL>_ALG) > rules file (MCOLL_RULES,
+ * rules.h) > default rule table > first applicable registered algorithm > PMPI. */
 #ifndef MC_SELECT_H
 #define MC_SELECT_H
 #include "../core/mc.h"

@@ -1,0 +1,71 @@
+/* Performance models of point-to-point communication and the machine profile that carries
+ * their parameters (collective-models-decision §3).
+ *
+ *   Hockney  T(m) = alpha + beta * m
+ *   LogGP    T(m) = L + 2o + (m - 1) G, a sender may start the next message after g
+ *   PLogP    T(m) = L + g(m); o_s(m), o_r(m), g(m) are piecewise-linear tables over m,
+ *            g(m) >= o_s(m), o_r(m)
+ *   gamma    seconds per byte reduced (all models)
+ *
+ * Every parameter exists twice: within a node (intra) and between nodes (inter). Units are
+ * seconds and bytes everywhere (bandwidths in bytes per second). */
+#ifndef MC_MODEL_H
+#define MC_MODEL_H
+#include "../core/mc.h"
+#include <stddef.h>
+
+typedef enum { MC_MODEL_HOCKNEY, MC_MODEL_LOGGP, MC_MODEL_PLOGP, MC_NMODELS } mc_model_t;
+typedef enum { MC_LEVEL_INTRA, MC_LEVEL_INTER, MC_NLEVELS } mc_level_t;
+
+typedef struct mc_loggp {
+    double L, o, g, G;
+} mc_loggp_t;
+
+#define MC_PLOGP_MAXPTS 32
+/* Points sorted by strictly increasing m; between points values are interpolated linearly,
+ * beyond the last one extrapolated with the last segment's slope (flat with one point). */
+typedef struct mc_plogp {
+    double L;
+    int n;
+    double m[MC_PLOGP_MAXPTS], os[MC_PLOGP_MAXPTS], orr[MC_PLOGP_MAXPTS], g[MC_PLOGP_MAXPTS];
+} mc_plogp_t;
+
+typedef struct mc_net {
+    mc_hockney_t hockney; /* its gamma is ignored: the profile's gamma is the one */
+    mc_loggp_t loggp;
+    mc_plogp_t plogp;
+} mc_net_t;
+
+typedef struct mc_profile {
+    char name[64];
+    mc_net_t net[MC_NLEVELS];
+    double gamma;           /* s/byte of a reduction (MPI_SUM of doubles) */
+    double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s */
+    double l1, l2, l3;      /* cache sizes per core (l1, l2) and per socket (l3), bytes */
+} mc_profile_t;
+
+const char *mc_model_name(mc_model_t m);
+int mc_model_from_name(const char *name); /* -1 when unknown */
+
+/* PLogP table lookup: ys is one of t->os, t->orr, t->g. */
+double mc_plogp_at(const mc_plogp_t *t, const double *ys, double m);
+
+/* Built-in profile: constants for this machine class (see profile.c), not measurements. */
+void mc_profile_default(mc_profile_t *p);
+/* 0 when usable; else -1 and a sentence naming the first bad field in err. */
+int mc_profile_validate(const mc_profile_t *p, char *err, size_t errlen);
+/* JSON (format "mcoll-profile", version 1; README "Tuning and models"). Load validates; on
+ * error returns -1, leaves *p untouched and explains in err. */
+int mc_profile_load(const char *path, mc_profile_t *p, char *err, size_t errlen);
+int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t errlen);
+
+/* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
+ * `level`. Hockney: the algorithm's own .cost (in its file). LogGP and PLogP: the formula
+ * of src/model/classic.c; algorithms without one there (shm_*, hier*, mo*) evaluate their
+ * Hockney .cost with the model's equivalent Hockney line (alpha = T(0), beta = slope). */
+double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
+                    const mc_cost_in_t *in);
+/* The classic.c formula alone under any model (Hockney included): NAN when it has none. */
+double mc_cost_formula(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
+                       const mc_cost_in_t *in);
+#endif

@@ -1,0 +1,272 @@
+/* Performance models (src/model): PLogP tables, the profile's validation and JSON round trip,
+ * and every classic formula family against values computed by hand below (not by calling the
+ * formulas). Parameters are in microseconds so the arithmetic stays readable:
+ *   Hockney  alpha = 1, beta = 0.001 /B                       gamma = 0.002 /B
+ *   LogGP    L = 3, o = 1, g = 2, G = 0.001 /B
+ *   PLogP    L = 4, points m = 0: o_s 1, o_r 1, g 2;  m = 1000: o_s 2, o_r 5, g 5
+ *            i.e. o_s(m) = 1 + 0.001m, o_r(m) = 1 + 0.004m, g(m) = 2 + 0.003m (also beyond
+ *            1000: the last slope extrapolates). */
+#include "model/model.h"
+#include "unit.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static mc_profile_t prof;
+
+static void setup(void)
+{
+    mc_profile_default(&prof);
+    prof.gamma = 0.002;
+    mc_net_t *n = &prof.net[MC_LEVEL_INTRA];
+    n->hockney = (mc_hockney_t){.alpha = 1, .beta = 0.001};
+    n->loggp = (mc_loggp_t){.L = 3, .o = 1, .g = 2, .G = 0.001};
+    n->plogp = (mc_plogp_t){.L = 4, .n = 2, .m = {0, 1000}, .os = {1, 2}, .orr = {1, 5}, .g = {2, 5}};
+}
+
+static double ev(mc_coll_t c, const char *alg, mc_model_t model, int p, double m, double ms, int radix)
+{
+    const mc_alg_t *a = mc_alg_find(c, alg);
+    if (!a) return NAN;
+    mc_cost_in_t in = {.p = p, .m = m, .ms = ms > 0 ? ms : m, .radix = radix, .sockets = 1};
+    return mc_cost_eval(a, model, &prof, MC_LEVEL_INTRA, &in);
+}
+
+#define NEAR(got, want) near_((got), (want), __LINE__)
+static void near_(double got, double want, int line)
+{
+    CHECK(fabs(got - want) <= 1e-9 * (1 + fabs(want)), "line %d: got %.9g want %.9g", line, got, want);
+}
+
+static void test_plogp_table(void)
+{
+    const mc_plogp_t *t = &prof.net[MC_LEVEL_INTRA].plogp;
+    NEAR(mc_plogp_at(t, t->g, 500), 3.5);   /* halfway between 2 and 5 */
+    NEAR(mc_plogp_at(t, t->g, 2000), 8.0);  /* 5 + 1000 * 0.003 */
+    NEAR(mc_plogp_at(t, t->orr, 250), 2.0); /* 1 + 250 * 0.004 */
+    NEAR(mc_plogp_at(t, t->os, -5), 1.0);   /* clamped below the first point */
+}
+
+static void test_barrier(void)
+{
+    /* linear LogGP, p = 6: paper T_min = (P-2) g + 2 (L + 2o) = 4*2 + 2*5 = 18 */
+    NEAR(ev(MC_BARRIER, "linear", MC_MODEL_LOGGP, 6, 0, 0, 0), 18);
+    /* linear PLogP, p = 6: 2L + P g(0) = 8 + 12 = 20 */
+    NEAR(ev(MC_BARRIER, "linear", MC_MODEL_PLOGP, 6, 0, 0, 0), 20);
+    /* recursive doubling PLogP, p = 6: (floor(log2 6) + 2) (L + g) = 4 * 6 = 24 */
+    NEAR(ev(MC_BARRIER, "recursive_doubling", MC_MODEL_PLOGP, 6, 0, 0, 0), 24);
+    /* p = 8: log2 8 = 3 steps = 18 */
+    NEAR(ev(MC_BARRIER, "recursive_doubling", MC_MODEL_PLOGP, 8, 0, 0, 0), 18);
+    /* bruck PLogP, p = 6: ceil(log2 6) (L + g) = 3 * 6 = 18 */
+    NEAR(ev(MC_BARRIER, "bruck", MC_MODEL_PLOGP, 6, 0, 0, 0), 18);
+    /* double ring PLogP, p = 3: 2 P (L + g) = 6 * 6 = 36 */
+    NEAR(ev(MC_BARRIER, "double_ring", MC_MODEL_PLOGP, 3, 0, 0, 0), 36);
+    /* double ring Hockney, p = 3: 2 P alpha = 6 */
+    NEAR(ev(MC_BARRIER, "double_ring", MC_MODEL_HOCKNEY, 3, 0, 0, 0), 6);
+}
+
+static void test_bcast(void)
+{
+    /* pipeline PLogP p = 4, m = 1000, m_s = 250 (n_s = 4, g(250) = 2.75):
+     * (P-1)(L + g) + (n_s-1) g = 3 * 6.75 + 3 * 2.75 = 28.5 */
+    NEAR(ev(MC_BCAST, "pipeline", MC_MODEL_PLOGP, 4, 1000, 250, 0), 28.5);
+    /* same in LogGP, paper Table 2: (P-1)(L + 2o + (m_s-1)G) + (n_s-1)(g + (m_s-1)G)
+     * = 3 * 5.249 + 3 * 2.249 = 22.494 */
+    NEAR(ev(MC_BCAST, "pipeline", MC_MODEL_LOGGP, 4, 1000, 250, 0), 22.494);
+    /* same in Hockney: (P + n_s - 2)(alpha + m_s beta) = 6 * 1.25 = 7.5 */
+    NEAR(ev(MC_BCAST, "pipeline", MC_MODEL_HOCKNEY, 4, 1000, 250, 0), 7.5);
+    /* linear LogGP p = 5, m = 100: L + 2o - g + n_s (P-1)((m-1)G + g) = 3 + 4 * 2.099 = 11.396 */
+    NEAR(ev(MC_BCAST, "linear", MC_MODEL_LOGGP, 5, 100, 0, 0), 11.396);
+    /* linear PLogP: L + n_s (P-1) g(100) = 4 + 4 * 2.3 = 13.2 */
+    NEAR(ev(MC_BCAST, "linear", MC_MODEL_PLOGP, 5, 100, 0, 0), 13.2);
+    /* binomial PLogP p = 5, m = 2000, m_s = 1000: ceil(log2 5)(L + n_s g(1000)) = 3 * 14 = 42 */
+    NEAR(ev(MC_BCAST, "binomial", MC_MODEL_PLOGP, 5, 2000, 1000, 0), 42);
+    /* binomial LogGP: 3 (L + 2o + (m_s-1)G + (n_s-1)(g + (m_s-1)G)) = 3 * (5.999 + 2.999) = 26.994 */
+    NEAR(ev(MC_BCAST, "binomial", MC_MODEL_LOGGP, 5, 2000, 1000, 0), 26.994);
+    /* binary PLogP p = 7, m = 3000, m_s = 500 (n_s = 6; g = 3.5, o_s = 1.5, o_r = 3):
+     * (ceil(log2 8) - 1)(L + 2g) + (n_s-1) max{2g, o_r + g + o_s} = 2 * 11 + 5 * max{7, 8} = 62 */
+    NEAR(ev(MC_BCAST, "binary", MC_MODEL_PLOGP, 7, 3000, 500, 0), 62);
+    /* split-binary PLogP p = 6, m = 2000, m_s = 500: halves of 1000 in 2 segments of 500, the
+     * larger subtree has depth floor(log2 3) + 1 = 2: 2 (L + 2 g(500)) + 1 * max{7, 8} +
+     * swap L + g(1000) = 22 + 8 + 9 = 39 */
+    NEAR(ev(MC_BCAST, "split_binary", MC_MODEL_PLOGP, 6, 2000, 500, 0), 39);
+}
+
+static void test_reduce(void)
+{
+    /* pipeline PLogP p = 4, m = 1000, m_s = 500: r = max{g(500), o_r(500) + gamma 500}
+     * = max{3.5, 3 + 1} = 4; (P-1)(L + r) + (n_s-1)(r + o_s(500)) = 3 * 8 + 1 * 5.5 = 29.5 */
+    NEAR(ev(MC_REDUCE, "pipeline", MC_MODEL_PLOGP, 4, 1000, 500, 0), 29.5);
+    /* binomial PLogP p = 8, m = 1000: ceil(log2 8)(L + max{g, o_r + gamma m + o_s})
+     * = 3 * (4 + max{5, 5 + 2 + 2}) = 39 */
+    NEAR(ev(MC_REDUCE, "binomial", MC_MODEL_PLOGP, 8, 1000, 0, 0), 39);
+    /* linear LogGP p = 4, m = 100: the first partial lands after L + 2o + 99G = 5.099, the
+     * others max{g + 99G, o + gamma m} = max{2.099, 1.2} apart: 5.099 + 2 * 2.099 = 9.297 */
+    NEAR(ev(MC_REDUCE, "linear", MC_MODEL_LOGGP, 4, 100, 0, 0), 9.297);
+    /* linear Hockney: n_s (P-1)(alpha + m beta + m gamma) = 3 * 1.3 = 3.9 */
+    NEAR(ev(MC_REDUCE, "linear", MC_MODEL_HOCKNEY, 4, 100, 0, 0), 3.9);
+    /* k-chain PLogP p = 7, radix 3, m = 1000: 3 chains of 2, r(1000) = max{5, 5 + 2} = 7:
+     * one link (L + r) + the hop to the root L + 3 partials * r = 11 + 4 + 21 = 36 */
+    NEAR(ev(MC_REDUCE, "kchain", MC_MODEL_PLOGP, 7, 1000, 0, 3), 36);
+}
+
+static void test_allreduce_rs(void)
+{
+    /* recursive doubling PLogP p = 6, m = 1000: q = 4, k = 2, one fold:
+     * (k + 2)(L + g(1000)) + (k + 1) gamma m = 4 * 9 + 3 * 2 = 42 */
+    NEAR(ev(MC_ALLREDUCE, "recursive_doubling", MC_MODEL_PLOGP, 6, 1000, 0, 0), 42);
+    /* ring PLogP p = 4, m = 4000, blocks of 1000: reduce-scatter 3 (L + g(1000) + gamma 1000)
+     * = 33, allgather 3 (L + g(1000)) = 27: 60 */
+    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 60);
+    /* segmented at 500: reduce-scatter steps L + 2 g(500) + 2 = 13, 3 * 13 + 27 = 66 */
+    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 500, 0), 66);
+    /* Rabenseifner PLogP p = 4, m = 4000: halving 2000 (4 + g(2000) = 8, + 4) = 16 and 1000
+     * (4 + 5 + 2) = 11; doubling 1000 (9) and 2000 (12): 27 + 21 = 48 */
+    NEAR(ev(MC_ALLREDUCE, "rabenseifner", MC_MODEL_PLOGP, 4, 4000, 0, 0), 48);
+    /* reduce-scatter ring PLogP p = 4, m = 4000: 33 (as above) */
+    NEAR(ev(MC_REDUCE_SCATTER, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 33);
+    /* recursive halving PLogP p = 4, m = 4000: 27 (the halving above) */
+    NEAR(ev(MC_REDUCE_SCATTER_BLOCK, "recursive_halving", MC_MODEL_PLOGP, 4, 4000, 0, 0), 27);
+}
+
+static void test_gather_alltoall_scan(void)
+{
+    /* pairwise alltoall PLogP p = 4, m = 1000: paper (P-1)(L + g(m)) = 3 * 9 = 27 */
+    NEAR(ev(MC_ALLTOALL, "pairwise", MC_MODEL_PLOGP, 4, 1000, 0, 0), 27);
+    /* binomial gather PLogP p = 5, m = 100: subtrees 1, 2, 1 blocks:
+     * (4 + 2.3) + (4 + 2.6) + (4 + 2.3) = 19.2 */
+    NEAR(ev(MC_GATHER, "binomial", MC_MODEL_PLOGP, 5, 100, 0, 0), 19.2);
+    /* linear scatter LogGP p = 5, m = 100: L + 2o - g + 4 (g + 99 G) = 3 + 8.396 = 11.396 */
+    NEAR(ev(MC_SCATTER, "linear", MC_MODEL_LOGGP, 5, 100, 0, 0), 11.396);
+    /* ring allgather LogGP p = 3, m = 1000: 2 (L + 2o + 999 G) = 2 * 5.999 = 11.998 */
+    NEAR(ev(MC_ALLGATHER, "ring", MC_MODEL_LOGGP, 3, 1000, 0, 0), 11.998);
+    /* linear scan PLogP p = 3, m = 1000, m_s = 500: 2 hops of 7.5, one more gap 3.5, and
+     * p + n_s - 2 = 3 reductions of 500 bytes (1 each): 15 + 3.5 + 3 = 21.5 */
+    NEAR(ev(MC_SCAN, "linear", MC_MODEL_PLOGP, 3, 1000, 500, 0), 21.5);
+}
+
+/* The classic formulas under the Hockney mapping equal each algorithm's own .cost (same
+ * schedule), except linear alltoall(v), whose .cost overlaps all latencies. */
+static void test_hockney_consistency(void)
+{
+    mc_hockney_t h = prof.net[MC_LEVEL_INTRA].hockney;
+    h.gamma = prof.gamma;
+    static const int ps[] = {2, 3, 4, 5, 7, 8, 9};
+    static const double ms[][2] = {{1000, 1000}, {4096, 512}, {777, 100}};
+    int compared = 0;
+    for (int c = 0; c < MC_NCOLL; c++)
+        for (int i = 0; i < mc_alg_count(c); i++) {
+            const mc_alg_t *a = mc_alg_at(c, i);
+            if ((c == MC_ALLTOALL || c == MC_ALLTOALLV) && !strcmp(a->name, "linear")) continue;
+            for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+                for (size_t j = 0; j < sizeof ms / sizeof ms[0]; j++) {
+                    mc_cost_in_t in = {.p = ps[k], .m = ms[j][0], .ms = ms[j][1], .radix = 3, .sockets = 1};
+                    double f = mc_cost_formula(a, MC_MODEL_HOCKNEY, &prof, MC_LEVEL_INTRA, &in);
+                    if (isnan(f)) continue;
+                    double own = a->cost(&h, &in);
+                    compared++;
+                    CHECK(fabs(f - own) <= 1e-9 * (1 + fabs(own)),
+                          "%s/%s p=%d m=%g ms=%g: formula %.9g, .cost %.9g", mc_coll_name(c), a->name, in.p,
+                          in.m, in.ms, f, own);
+                }
+        }
+    CHECK(compared >= 38 * 21, "only %d comparisons: classic rows missing", compared);
+}
+
+/* Every registered algorithm gets a finite cost under every model (fallback included). */
+static void test_every_alg(void)
+{
+    for (int c = 0; c < MC_NCOLL; c++)
+        for (int i = 0; i < mc_alg_count(c); i++)
+            for (int model = 0; model < MC_NMODELS; model++) {
+                const mc_alg_t *a = mc_alg_at(c, i);
+                mc_cost_in_t in = {.p = 8, .m = 65536, .ms = 8192, .radix = 4, .sockets = 2};
+                double t = mc_cost_eval(a, model, &prof, MC_LEVEL_INTER, &in);
+                CHECK(isfinite(t) && t >= 0, "%s/%s under %s: %g", mc_coll_name(c), a->name,
+                      mc_model_name(model), t);
+            }
+}
+
+static void expect_load_error(const char *json, const char *needle)
+{
+    char path[] = "/tmp/mcoll-test-profile-XXXXXX", err[256] = "";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    fputs(json, f);
+    fclose(f);
+    mc_profile_t p;
+    int rc = mc_profile_load(path, &p, err, sizeof err);
+    CHECK(rc == -1 && strstr(err, needle), "load of bad profile: rc %d, error '%s' lacks '%s'", rc, err,
+          needle);
+    unlink(path);
+}
+
+static void test_profile_io(void)
+{
+    mc_profile_t d, back;
+    char err[256] = "", path[] = "/tmp/mcoll-test-profile-XXXXXX";
+    mc_profile_default(&d);
+    CHECK(mc_profile_validate(&d, err, sizeof err) == 0, "default profile invalid: %s", err);
+    int fd = mkstemp(path);
+    if (fd >= 0) close(fd);
+    CHECK(mc_profile_save(path, &d, err, sizeof err) == 0, "save: %s", err);
+    CHECK(mc_profile_load(path, &back, err, sizeof err) == 0, "load: %s", err);
+    CHECK(!strcmp(back.name, d.name), "name %s", back.name);
+    for (int l = 0; l < MC_NLEVELS; l++) {
+        NEAR(back.net[l].hockney.alpha, d.net[l].hockney.alpha);
+        NEAR(back.net[l].loggp.G, d.net[l].loggp.G);
+        CHECK(back.net[l].plogp.n == d.net[l].plogp.n, "points %d", back.net[l].plogp.n);
+        NEAR(back.net[l].plogp.g[2], d.net[l].plogp.g[2]);
+    }
+    NEAR(back.gamma, d.gamma);
+    NEAR(back.l3, d.l3);
+    /* the bad cases: syntax, missing field, wrong type, physics */
+    FILE *f = fopen(path, "r");
+    char good[8192] = "";
+    size_t n = f ? fread(good, 1, sizeof good - 1, f) : 0;
+    if (f) fclose(f);
+    good[n] = 0;
+    expect_load_error("{\"format\": \"mcoll-profile\",", "");
+    expect_load_error("[1, 2]", "top level");
+    expect_load_error("{\"format\": \"other\"}", "format");
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", good);
+    char *g = strstr(buf, "\"gamma\"");
+    if (g) memcpy(g, "\"gamme\"", 7);
+    expect_load_error(buf, "gamma: missing");
+    snprintf(buf, sizeof buf, "%s", good);
+    char *alpha = strstr(buf, "\"alpha\": ");
+    if (alpha) memcpy(alpha + 9, "\"x", 2); /* breaks the number: a syntax error or a string */
+    expect_load_error(buf, "");
+    mc_profile_t bad = d;
+    bad.net[MC_LEVEL_INTER].plogp.g[1] = 0; /* below o_s */
+    CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "inter.plogp.points[1]"), "%s",
+          err);
+    bad = d;
+    bad.net[MC_LEVEL_INTRA].plogp.m[2] = bad.net[MC_LEVEL_INTRA].plogp.m[1];
+    CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "increase"), "%s", err);
+    bad = d;
+    bad.net[MC_LEVEL_INTRA].loggp.G = NAN;
+    CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "intra.loggp"), "%s", err);
+    CHECK(mc_profile_save(path, &bad, err, sizeof err) == -1, "saved an invalid profile");
+    unlink(path);
+}
+
+int main(void)
+{
+    setup();
+    test_plogp_table();
+    test_barrier();
+    test_bcast();
+    test_reduce();
+    test_allreduce_rs();
+    test_gather_alltoall_scan();
+    test_hockney_consistency();
+    test_every_alg();
+    test_profile_io();
+    return unit_summary("unit_models");
+}
