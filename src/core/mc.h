@@ -106,6 +106,8 @@ typedef struct mc_cost_in {
     int sockets;        /* sockets of the node (socket-aware shared-memory algorithms) */
     int nodes;          /* nodes the p ranks span (algorithms across nodes); 0 = unknown:
                          * they then assume one rank per node */
+    const struct mc_hockney *intra; /* algorithms across nodes: parameters of their node steps
+                                     * (shared memory); NULL = the cost's own parameters */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

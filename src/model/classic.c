@@ -459,5 +459,13 @@ double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *p
     }
     if (!alg || !alg->cost) return NAN;
     mc_hockney_t h = equivalent_hockney(&e);
+    /* algorithms across nodes: their node steps run on shared memory, at the intra level */
+    if (level == MC_LEVEL_INTER && !in->intra) {
+        env_t ei = env_of(model, prof, MC_LEVEL_INTRA);
+        mc_hockney_t hi = equivalent_hockney(&ei);
+        mc_cost_in_t two = *in;
+        two.intra = &hi;
+        return alg->cost(&h, &two);
+    }
     return alg->cost(&h, in);
 }

@@ -62,7 +62,8 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t e
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
  * `level`. Hockney: the algorithm's own .cost (in its file). LogGP and PLogP: the formula
  * of src/model/classic.c; algorithms without one there (shm_*, hier*, mo*) evaluate their
- * Hockney .cost with the model's equivalent Hockney line (alpha = T(0), beta = slope). */
+ * Hockney .cost with the model's equivalent Hockney line (alpha = T(0), beta = slope). At the inter level the node steps of the
+ * algorithms across nodes (in->intra NULL) take the intra level's line. */
 double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
                     const mc_cost_in_t *in);
 /* The classic.c formula alone under any model (Hockney included): NAN when it has none. */

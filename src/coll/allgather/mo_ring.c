@@ -160,7 +160,7 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     const mc_alg_t *ag = mc_alg_find(MC_ALLGATHER, "shm_direct");
     if (P > 1 && ag && ag->cost) {
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        sh = ag->cost(hk, &node);
+        sh = ag->cost(mc_hier_intra(hk, in), &node);
     }
     return sh + (N - 1) * (step > sh ? step : sh) + sh;
 }

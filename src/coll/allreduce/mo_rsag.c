@@ -207,11 +207,11 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     int N, P;
     mc_hier_shape(in, &N, &P);
     double c = in->m / P / N, t = (N - 1) * (hk->alpha + c * (hk->beta + hk->gamma));
-    double ag = (N - 1) * (hk->alpha + c * hk->beta), fw = (double)N * (P - 1) * (hk->alpha + c * hk->beta);
+    double ag = (N - 1) * (hk->alpha + c * hk->beta), fw = (double)N * (P - 1) * (mc_hier_intra(hk, in)->alpha + c * mc_hier_intra(hk, in)->beta);
     t += ag > fw ? ag : fw;
     const mc_alg_t *rs = mc_alg_find(MC_REDUCE_SCATTER, "shm_ma");
     mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-    if (P > 1 && rs && rs->cost) t += rs->cost(hk, &node);
+    if (P > 1 && rs && rs->cost) t += rs->cost(mc_hier_intra(hk, in), &node);
     return t;
 }
 

@@ -25,7 +25,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     int N, P;
     mc_hier_shape(in, &N, &P);
-    return (mc_ceil_log2(N) + 2.0 * mc_ceil_log2(P)) * h->alpha;
+    return mc_ceil_log2(N) * h->alpha + 2.0 * mc_ceil_log2(P) * mc_hier_intra(h, in)->alpha;
 }
 
 const mc_alg_t mc_alg_barrier_hier = {

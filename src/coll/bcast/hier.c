@@ -49,7 +49,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     const mc_alg_t *nb = mc_alg_find(MC_BCAST, "shm_pipe");
     if (P > 1 && nb && nb->cost) {
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        t += nb->cost(h, &node);
+        t += nb->cost(mc_hier_intra(h, in), &node);
     }
     return t;
 }

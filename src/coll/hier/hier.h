@@ -38,6 +38,12 @@ int mc_hier_on_node(mc_ctx_t *node, const mc_args_t *a, const char *shm, const c
 /* N x P shape of a cost input: in->nodes nodes of p / nodes ranks; without a node count
  * (0), one rank per node. */
 void mc_hier_shape(const mc_cost_in_t *in, int *N, int *P);
+/* Parameters of the node steps of an algorithm across nodes: in->intra when the caller has
+ * separate intra-node parameters (mc_cost_eval at the inter level), else h. */
+static inline const mc_hockney_t *mc_hier_intra(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return in->intra ? in->intra : h;
+}
 /* Hockney cost of the registered algorithm `alg` of collective c on one node of P ranks with
  * m bytes per rank: 0 when P <= 1 or there is no such algorithm. */
 double mc_hier_node_cost(const mc_hockney_t *h, mc_coll_t c, const char *alg, int P, double m);

@@ -70,7 +70,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     const mc_alg_t *nr = mc_alg_find(MC_REDUCE, "shm_ma");
     if (P > 1 && nr && nr->cost) {
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        t += nr->cost(h, &node);
+        t += nr->cost(mc_hier_intra(h, in), &node);
     }
     return t;
 }

@@ -260,8 +260,9 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     if (P > 1) {
         const mc_alg_t *ns = mc_alg_find(MC_SCATTER, "shm_direct");
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        intra = ns && ns->cost ? ns->cost(hk, &node) : 0;
-        handoff = R * hk->alpha + vol * hk->beta * (P - 1) / P;
+        const mc_hockney_t *hr = mc_hier_intra(hk, in);
+        intra = ns && ns->cost ? ns->cost(hr, &node) : 0;
+        handoff = R * hr->alpha + vol * hr->beta * (P - 1) / P;
     }
     return (inter > intra ? inter : intra) + handoff;
 }
