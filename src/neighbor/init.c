@@ -236,6 +236,15 @@ int mc_nb_init(const void *sbuf, const int *scounts, const int *sdispls, MPI_Dat
     if (!request) return PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     if ((sidx == NULL) != (ridx == NULL)) return PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG), MPI_ERR_ARG;
     int rc = describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, sidx, ridx, comm);
+    /* Counts and types are checked locally: when only some ranks find an error, every rank
+     * must leave here, or the others would wait forever in the set-up's collectives. (A
+     * topology error is the same on every rank, and then comm may not take a collective.) */
+    if (in.sources) {
+        int bad = rc != MPI_SUCCESS;
+        if (PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS && bad &&
+            rc == MPI_SUCCESS)
+            rc = MPI_ERR_OTHER; /* another rank's arguments were wrong */
+    }
     mc_nb_req_t *r = calloc(1, sizeof *r);
     if (rc == MPI_SUCCESS && !r) rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
