@@ -2,6 +2,8 @@
 #   make          build into build/ (Open MPI)
 #   make check    install missing Debian packages, build, run the tests (Open MPI, then MPICH)
 #   make bench    install missing packages, build, run the default side-by-side benchmark (2 ranks)
+#   make tune     measured profile, sweep (2, 3, 4 ranks), measured and model-built rules files,
+#                 penalty table and heat map into tune/ (scripts/tune.sh; TUNE_* knobs; < 20 min)
 #   make bench-node  the intra-node targets: both MPIs, 2 ranks, vs the faster native and the
 #                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS knobs)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
@@ -14,7 +16,7 @@ BUILD      := build
 BENCH_NP   ?= 2
 BENCH_ARGS ?=
 
-.PHONY: all deps configure check check-asan bench bench-node install clean
+.PHONY: all deps configure check check-asan bench bench-node tune install clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -46,6 +48,9 @@ check-asan: deps
 
 bench: all
 	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)
+
+tune: all
+	@scripts/tune.sh $(BUILD) tune
 
 bench-node: deps
 	@for m in openmpi mpich; do $(builddir); \

@@ -4,16 +4,33 @@
  *       coll_tuned dynamic rules and MPICH 4.0 collective-selection JSON
  *   mcoll-tune profile --default OUT
  *       the built-in machine profile as JSON, a starting point to edit
- * Notes about rows without a native counterpart go to stderr. No MPI needed. */
+ *   mpiexec -n 2 mcoll-tune params --out P.json [--level intra|inter] [--quick]
+ *       measured machine profile (tune_params.c)
+ *   mpiexec -n P mcoll-tune sweep --csv F [--rules R] ...
+ *       every algorithm x sizes x segment sizes at P ranks; measured-best rules (tune_sweep.c)
+ *   mcoll-tune rules --csv F --out R          measured-best rules of a sweep CSV
+ *   mcoll-tune model --profile P --model M --out R [--csv F | grid options]
+ *       model-built rules (tune_decide.c)
+ *   mcoll-tune compare --csv F --profile P [--table T] [--png IMG] [--penalty-csv C]
+ *       penalty of the model-built decisions over the measured best (paper Fig. 7)
+ * Notes about rows without a native counterpart go to stderr. Only params and sweep need
+ * mpiexec. scripts/tune.sh (make tune) runs the chain. */
 #include "model/export.h"
 #include "model/model.h"
+#include "tune.h"
 #include <stdio.h>
 #include <string.h>
 
 static int usage(void)
 {
     fprintf(stderr, "usage: mcoll-tune export --rules FILE [--ompi OUT] [--mpich OUT]\n"
-                    "       mcoll-tune profile --default OUT\n");
+                    "       mcoll-tune profile --default OUT\n"
+                    "       mpiexec -n 2 mcoll-tune params --out P.json [--level intra|inter] [--quick]\n"
+                    "       mpiexec -n P mcoll-tune sweep --csv F [--rules R] [--coll L] [--min B] [--max B]\n"
+                    "                 [--step K] [--segs a,b] [--time S]\n"
+                    "       mcoll-tune rules --csv F --out R\n"
+                    "       mcoll-tune model --profile P --model hockney|loggp|plogp --out R [--csv F]\n"
+                    "       mcoll-tune compare --csv F --profile P [--table T] [--png IMG] [--penalty-csv C]\n");
     return 2;
 }
 
@@ -69,5 +86,10 @@ int main(int argc, char **argv)
     if (argc < 2) return usage();
     if (!strcmp(argv[1], "export")) return cmd_export(argc - 2, argv + 2);
     if (!strcmp(argv[1], "profile")) return cmd_profile(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "params")) return tune_params_main(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "sweep")) return tune_sweep_main(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "rules")) return tune_rules_main(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "model")) return tune_model_main(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "compare")) return tune_compare_main(argc - 2, argv + 2);
     return usage();
 }

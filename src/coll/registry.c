@@ -27,7 +27,7 @@
 #define ALLGATHER(X) X(allgather, ring) X(allgather, recursive_doubling) X(allgather, bruck) \
     X(allgather, shm_pipe) X(allgather, shm_direct) X(allgather, mo_bruck) X(allgather, mo_ring)
 #define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling) X(allgatherv, shm_pipe) X(allgatherv, shm_direct)
-#define GATHER(X) X(gather, linear) X(gather, binomial) X(gather, shm_pipe) X(gather, shm_direct)
+#define GATHER(X) X(gather, linear) X(gather, binomial) X(gather, shm_pipe) X(gather, shm_direct) X(gather, hier)
 #define GATHERV(X) X(gatherv, linear) X(gatherv, shm_pipe) X(gatherv, shm_direct)
 #define SCATTER(X) X(scatter, linear) X(scatter, binomial) X(scatter, shm_pipe) X(scatter, shm_direct) \
     X(scatter, mo)

@@ -77,6 +77,7 @@ static const mc_rule_t rules[] = {
     {MC_ALLGATHERV, ANY, 0, "ring", 0},
     {MC_GATHER, 4 * MiB, 0, "shm_pipe", 0},   /* CMA writes into the root cost more */
     {MC_GATHER, ANY, 0, "shm_direct", 0},
+    {MC_GATHER, ANY, 0, "hier", 0},
     {MC_GATHER, 8 * KiB, 0, "binomial", 0},
     {MC_GATHER, ANY, 0, "linear", 0},
     /* gatherv, scatterv, alltoallv: a->bytes differs between ranks (only the root, or only
