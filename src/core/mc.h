@@ -153,5 +153,7 @@ void mc_free(void *p);
 int mc_is_pof2(int x);
 int mc_floor_log2(int x);            /* -1 for x <= 0 */
 int mc_ceil_log2(int x);
+/* Writes a printf-style message into err[n] (when given) and returns -1: parsers' errors. */
+int mc_errmsg(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -1,4 +1,6 @@
 #include "mc.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,4 +36,13 @@ int mc_ceil_log2(int x)
     int l = 0;
     while ((1 << l) < x) l++;
     return l;
+}
+
+int mc_errmsg(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && n) vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return -1;
 }

@@ -449,6 +449,12 @@ static mc_hockney_t equivalent_hockney(const env_t *e)
     return h;
 }
 
+mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t level)
+{
+    env_t e = env_of(model, prof, level);
+    return equivalent_hockney(&e);
+}
+
 double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
                     const mc_cost_in_t *in)
 {

@@ -42,6 +42,10 @@ typedef struct mc_profile {
     double gamma;           /* s/byte of a reduction (MPI_SUM of doubles) */
     double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s */
     double l1, l2, l3;      /* cache sizes per core (l1, l2) and per socket (l3), bytes */
+    /* The node's network interface, shared by all ranks of a node (mc_cost_nodes): messages/s
+     * and bytes/s it carries per direction; 0 = not limited. JSON "nic": {"rate", "bw"},
+     * optional. */
+    double nic_rate, nic_bw;
 } mc_profile_t;
 
 const char *mc_model_name(mc_model_t m);
@@ -66,6 +70,20 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t e
  * algorithms across nodes (in->intra NULL) take the intra level's line. */
 double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
                     const mc_cost_in_t *in);
+/* The model's equivalent Hockney line of `level` (alpha = T(0), beta = slope; gamma = the
+ * profile's): what the Hockney .cost functions are evaluated with. */
+mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t level);
+/* Node-aware time of `alg` on N nodes x P ranks (ranks numbered node by node), m = in->m
+ * (src/model/nodes.c). Classic algorithms with a round schedule there are costed round by
+ * round: a message between two ranks of a node takes the intra line, one between nodes the
+ * inter line, and a round in which a node's ranks send k messages of B bytes in all off the
+ * node takes at least max(k / nic_rate, B / nic_bw) (the same for what it receives); a round
+ * lasts as long as its slowest part. Algorithms across nodes (hier*, mo*) take their .cost
+ * with in->nodes = N (inter line, node steps on the intra line). Other algorithms: their
+ * flat .cost on N*P ranks at the inter level. *how (may be NULL): 0 flat, 1 rounds,
+ * 2 across nodes. N = 1: the intra level, as mc_cost_eval. */
+double mc_cost_nodes(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, int N, int P,
+                     const mc_cost_in_t *in, int *how);
 /* The classic.c formula alone under any model (Hockney included): NAN when it has none. */
 double mc_cost_formula(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
                        const mc_cost_in_t *in);

@@ -8,7 +8,10 @@
  *   "intra": {"hockney": {"alpha": s, "beta": s/B},
  *             "loggp": {"L": s, "o": s, "g": s, "G": s/B},
  *             "plogp": {"L": s, "points": [[m, o_s, o_r, g], ...]}},
- *   "inter": { same as intra }
+ *   "inter": { same as intra },
+ *   "nic": {"rate": messages/s, "bw": B/s}     optional: a node's network interface, shared
+ *                                              by its ranks (mc_cost_nodes); absent = 0 =
+ *                                              not limited
  * } */
 #include "model.h"
 #include <jansson.h>
@@ -77,15 +80,7 @@ void mc_profile_default(mc_profile_t *p)
     plogp_linear(&e->plogp, 1.5e-6, 0.3e-6, 0.2 / 11e9, 0.5e-6, 1.0 / 11e9);
 }
 
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && n) vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail mc_errmsg
 
 static int bad(double v)
 {
@@ -115,6 +110,7 @@ int mc_profile_validate(const mc_profile_t *p, char *err, size_t n)
     if (bad(p->t_copy) || bad(p->nt_copy)) return fail(err, n, "copy bandwidths must be finite numbers >= 0");
     if (bad(p->l1) || bad(p->l2) || bad(p->l3))
         return fail(err, n, "cache sizes must be finite numbers >= 0");
+    if (bad(p->nic_rate) || bad(p->nic_bw)) return fail(err, n, "nic: rate and bw must be finite numbers >= 0");
     for (int l = 0; l < MC_NLEVELS; l++) {
         const mc_net_t *x = &p->net[l];
         const char *lv = level_names[l];
@@ -216,6 +212,11 @@ static void read_profile(rd_t *r, json_t *root, mc_profile_t *p)
     p->l2 = num(r, k, "cache", "l2");
     p->l3 = num(r, k, "cache", "l3");
     for (int l = 0; l < MC_NLEVELS; l++) read_net(r, root, l, &p->net[l]);
+    json_t *nic = json_object_get(root, "nic");
+    if (nic) {
+        p->nic_rate = num(r, nic, "nic", "rate");
+        p->nic_bw = num(r, nic, "nic", "bw");
+    }
 }
 
 int mc_profile_load(const char *path, mc_profile_t *out, char *err, size_t n)
@@ -263,6 +264,8 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t n
                   "version", 1, "name", p->name, "gamma", p->gamma, "copy", "t_copy", p->t_copy, "nt_copy",
                   p->nt_copy, "cache", "l1", p->l1, "l2", p->l2, "l3", p->l3, "intra",
                   net_json(&p->net[MC_LEVEL_INTRA]), "inter", net_json(&p->net[MC_LEVEL_INTER]));
+    if (root && (p->nic_rate > 0 || p->nic_bw > 0))
+        json_object_set_new(root, "nic", json_pack("{s:f,s:f}", "rate", p->nic_rate, "bw", p->nic_bw));
     if (!root) return fail(err, n, "%s: out of memory building the JSON document", path);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);

@@ -3,15 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mc_nb_blks_add(mc_nb_blks_t *l, const void *addr, size_t len)
+/* A new block at the end of l (no merging; bytes not counted). */
+static int append(mc_nb_blks_t *l, const void *addr, size_t len)
 {
-    if (len == 0) return MPI_SUCCESS;
-    l->bytes += len;
-    /* adjacent blocks merge: fewer datatype entries, same bytes */
-    if (l->n && l->b[l->n - 1].addr + l->b[l->n - 1].len == (const char *)addr) {
-        l->b[l->n - 1].len += len;
-        return MPI_SUCCESS;
-    }
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 8;
         mc_nb_blk_t *nb = realloc(l->b, cap * sizeof *nb);
@@ -21,6 +15,18 @@ int mc_nb_blks_add(mc_nb_blks_t *l, const void *addr, size_t len)
     }
     l->b[l->n++] = (mc_nb_blk_t){(char *)addr, len};
     return MPI_SUCCESS;
+}
+
+int mc_nb_blks_add(mc_nb_blks_t *l, const void *addr, size_t len)
+{
+    if (len == 0) return MPI_SUCCESS;
+    l->bytes += len;
+    /* adjacent blocks merge: fewer datatype entries, same bytes */
+    if (l->n && l->b[l->n - 1].addr + l->b[l->n - 1].len == (const char *)addr) {
+        l->b[l->n - 1].len += len;
+        return MPI_SUCCESS;
+    }
+    return append(l, addr, len);
 }
 
 void mc_nb_blks_free(mc_nb_blks_t *l)
@@ -65,16 +71,8 @@ int mc_nb_copy_add(mc_nb_copy_t *c, const void *dst, const void *src, size_t len
     mc_nb_blks_t *sides[2] = {&c->dst, &c->src};
     const void *addrs[2] = {dst, src};
     for (int k = 0; k < 2; k++) {
-        mc_nb_blks_t *l = sides[k];
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? 2 * l->cap : 8;
-            mc_nb_blk_t *nb = realloc(l->b, cap * sizeof *nb);
-            if (!nb) return MPI_ERR_NO_MEM;
-            l->b = nb;
-            l->cap = cap;
-        }
-        l->b[l->n++] = (mc_nb_blk_t){(char *)addrs[k], len};
-        l->bytes += len;
+        if (append(sides[k], addrs[k], len) != MPI_SUCCESS) return MPI_ERR_NO_MEM;
+        sides[k]->bytes += len;
     }
     return MPI_SUCCESS;
 }

@@ -10,15 +10,7 @@
 
 #define MAXTOK 8
 
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (err && n) vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define fail mc_errmsg
 
 /* Unsigned decimal with an optional k/M/G suffix (and optional trailing b/B); no sign, no
  * overflow beyond max. */

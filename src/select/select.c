@@ -19,91 +19,95 @@
  * way; the other point-to-point rows are the classic latency-vs-bandwidth choices, not yet
  * measured at more ranks. */
 static const mc_rule_t rules[] = {
-    {MC_BARRIER, ANY, 0, "shm", 0},
-    {MC_BARRIER, ANY, 0, "hier", 0},   /* hier* / mo*: two or more nodes only */
-    {MC_BARRIER, ANY, 0, "recursive_doubling", 0},
+    {MC_BARRIER, ANY, 0, "shm", 0, 0},
+    {MC_BARRIER, ANY, 0, "hier", 0, 0},   /* hier* / mo*: two or more nodes only */
+    {MC_BARRIER, ANY, 0, "recursive_doubling", 0, 0},
     /* shm rows: malloc'd buffers (CMA). Buffers in the shared heap make shm_direct the
      * faster one from 4-16 KiB up (README): force it there. */
-    {MC_BCAST, 256 * KiB, 0, "shm_pipe", 0},
-    {MC_BCAST, ANY, 0, "shm_direct", 0},
-    {MC_BCAST, ANY, 0, "hier", 0},
-    {MC_BCAST, ANY, 2, "binomial", 0},
-    {MC_BCAST, 16 * KiB, 0, "binomial", 0},
-    {MC_BCAST, 1 * MiB, 0, "split_binary", 32 * KiB},
-    {MC_BCAST, ANY, 0, "pipeline", 128 * KiB},
-    {MC_REDUCE, 8 * KiB, 0, "shm_dpml", 0},
+    {MC_BCAST, 256 * KiB, 0, "shm_pipe", 0, 0},
+    {MC_BCAST, ANY, 0, "shm_direct", 0, 0},
+    {MC_BCAST, ANY, 0, "hier", 0, 0},
+    {MC_BCAST, ANY, 2, "binomial", 0, 0},
+    {MC_BCAST, 16 * KiB, 0, "binomial", 0, 0},
+    {MC_BCAST, 1 * MiB, 0, "split_binary", 32 * KiB, 0},
+    {MC_BCAST, ANY, 0, "pipeline", 128 * KiB, 0},
+    {MC_REDUCE, 8 * KiB, 0, "shm_dpml", 0, 0},
     /* shm_direct of the reductions: zero copy when every buffer is in the shared heap, else
      * (malloc'd buffers) it runs shm_ma, the faster one on CMA */
-    {MC_REDUCE, ANY, 0, "shm_direct", 0},
-    {MC_REDUCE, ANY, 0, "hier", 0},           /* commutative ops */
-    {MC_REDUCE, 64 * KiB, 0, "binomial", 0},
-    {MC_REDUCE, ANY, 2, "binomial", 0},
-    {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB},
-    {MC_REDUCE, ANY, 0, "binomial", 64 * KiB},
-    {MC_ALLREDUCE, 4 * KiB, 0, "shm_dpml", 0},
-    {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0},
-    {MC_ALLREDUCE, ANY, 0, "shm_direct", 0},     /* commutative ops */
-    {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0},       /* non-commutative, up to MCOLL_SHM_SMALL */
-    /* across nodes: mo_bruck declines floating-point SUM/PROD (node-dependent rounding),
-     * mo_rsag and hier_ma_ring need commutative ops (model-based, not yet measured on nodes) */
-    {MC_ALLREDUCE, 2 * KiB, 0, "mo_bruck", 0},
-    {MC_ALLREDUCE, 8 * KiB, 0, "recursive_doubling", 0},
-    {MC_ALLREDUCE, ANY, 0, "mo_rsag", 0},
-    {MC_ALLREDUCE, ANY, 0, "hier_ma_ring", 0},
-    {MC_ALLREDUCE, ANY, 0, "ring", 0},           /* commutative ops */
-    {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0},   /* keeps rank order */
-    {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0},
-    {MC_REDUCE_SCATTER, 16 * KiB, 0, "shm_dpml", 0},
-    {MC_REDUCE_SCATTER, 32 * KiB, 0, "shm_ma", 0},
-    {MC_REDUCE_SCATTER, ANY, 0, "shm_direct", 0},
-    {MC_REDUCE_SCATTER, ANY, 0, "shm_dpml", 0},
-    {MC_REDUCE_SCATTER, 2 * KiB, 0, "recursive_halving", 0},
-    {MC_REDUCE_SCATTER, ANY, 0, "ring", 0},
-    {MC_REDUCE_SCATTER_BLOCK, 16 * KiB, 0, "shm_dpml", 0},
-    {MC_REDUCE_SCATTER_BLOCK, 32 * KiB, 0, "shm_ma", 0},
-    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_direct", 0},
-    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_dpml", 0},
-    {MC_REDUCE_SCATTER_BLOCK, 2 * KiB, 0, "recursive_halving", 0},
-    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "ring", 0},
-    {MC_ALLGATHER, 32 * KiB, 0, "shm_pipe", 0},
-    {MC_ALLGATHER, ANY, 0, "shm_direct", 0},
-    {MC_ALLGATHER, 2 * KiB, 0, "mo_bruck", 0},   /* uniform ranks per node */
-    {MC_ALLGATHER, ANY, 0, "mo_ring", 0},
-    {MC_ALLGATHER, 16 * KiB, 0, "recursive_doubling", 0},
-    {MC_ALLGATHER, ANY, 0, "ring", 0},
-    {MC_ALLGATHERV, 32 * KiB, 0, "shm_pipe", 0},
-    {MC_ALLGATHERV, ANY, 0, "shm_direct", 0},
-    {MC_ALLGATHERV, 16 * KiB, 0, "recursive_doubling", 0},
-    {MC_ALLGATHERV, ANY, 0, "ring", 0},
-    {MC_GATHER, 4 * MiB, 0, "shm_pipe", 0},   /* CMA writes into the root cost more */
-    {MC_GATHER, ANY, 0, "shm_direct", 0},
-    {MC_GATHER, ANY, 0, "hier", 0},
-    {MC_GATHER, 8 * KiB, 0, "binomial", 0},
-    {MC_GATHER, ANY, 0, "linear", 0},
+    {MC_REDUCE, ANY, 0, "shm_direct", 0, 0},
+    {MC_REDUCE, ANY, 0, "hier", 0, 0},           /* commutative ops */
+    {MC_REDUCE, 64 * KiB, 0, "binomial", 0, 0},
+    {MC_REDUCE, ANY, 2, "binomial", 0, 0},
+    {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB, 0},
+    {MC_REDUCE, ANY, 0, "binomial", 64 * KiB, 0},
+    {MC_ALLREDUCE, 4 * KiB, 0, "shm_dpml", 0, 0},
+    {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0, 0},
+    {MC_ALLREDUCE, ANY, 0, "shm_direct", 0, 0},     /* commutative ops */
+    {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0, 0},       /* non-commutative, up to MCOLL_SHM_SMALL */
+    /* across nodes (last field: at least 2 nodes), switch points from mcoll-sim with the
+     * pip-mcoll profile at 4 x 8, 16 x 4 and 128 x 18: mo_bruck wins up to 128-256 B (it
+     * declines floating-point SUM/PROD: node-dependent rounding), recursive doubling up to
+     * 1-2 KiB, then Rabenseifner (ahead of hier_ma_ring and mo_rsag at every shape; within 10 %
+     * of ring above 512 KiB) */
+    {MC_ALLREDUCE, 128, 0, "mo_bruck", 0, 2},
+    {MC_ALLREDUCE, 2 * KiB, 0, "recursive_doubling", 0, 2},
+    {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0, 2},
+    {MC_ALLREDUCE, 8 * KiB, 0, "recursive_doubling", 0, 0},
+    {MC_ALLREDUCE, ANY, 0, "ring", 0, 0},           /* commutative ops */
+    {MC_ALLREDUCE, ANY, 0, "rabenseifner", 0, 0},   /* keeps rank order */
+    {MC_ALLREDUCE, ANY, 0, "recursive_doubling", 0, 0},
+    {MC_REDUCE_SCATTER, 16 * KiB, 0, "shm_dpml", 0, 0},
+    {MC_REDUCE_SCATTER, 32 * KiB, 0, "shm_ma", 0, 0},
+    {MC_REDUCE_SCATTER, ANY, 0, "shm_direct", 0, 0},
+    {MC_REDUCE_SCATTER, ANY, 0, "shm_dpml", 0, 0},
+    {MC_REDUCE_SCATTER, 2 * KiB, 0, "recursive_halving", 0, 0},
+    {MC_REDUCE_SCATTER, ANY, 0, "ring", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, 16 * KiB, 0, "shm_dpml", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, 32 * KiB, 0, "shm_ma", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_direct", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "shm_dpml", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, 2 * KiB, 0, "recursive_halving", 0, 0},
+    {MC_REDUCE_SCATTER_BLOCK, ANY, 0, "ring", 0, 0},
+    {MC_ALLGATHER, 32 * KiB, 0, "shm_pipe", 0, 0},
+    {MC_ALLGATHER, ANY, 0, "shm_direct", 0, 0},
+    /* mcoll-sim, 128 x 18: mo_bruck 5.7x bruck at 256 B, mo_ring ahead from 512 B */
+    {MC_ALLGATHER, 256, 0, "mo_bruck", 0, 0},   /* uniform ranks per node */
+    {MC_ALLGATHER, ANY, 0, "mo_ring", 0, 0},
+    {MC_ALLGATHER, 16 * KiB, 0, "recursive_doubling", 0, 0},
+    {MC_ALLGATHER, ANY, 0, "ring", 0, 0},
+    {MC_ALLGATHERV, 32 * KiB, 0, "shm_pipe", 0, 0},
+    {MC_ALLGATHERV, ANY, 0, "shm_direct", 0, 0},
+    {MC_ALLGATHERV, 16 * KiB, 0, "recursive_doubling", 0, 0},
+    {MC_ALLGATHERV, ANY, 0, "ring", 0, 0},
+    {MC_GATHER, 4 * MiB, 0, "shm_pipe", 0, 0},   /* CMA writes into the root cost more */
+    {MC_GATHER, ANY, 0, "shm_direct", 0, 0},
+    {MC_GATHER, ANY, 0, "hier", 0, 0},
+    {MC_GATHER, 8 * KiB, 0, "binomial", 0, 0},
+    {MC_GATHER, ANY, 0, "linear", 0, 0},
     /* gatherv, scatterv, alltoallv: a->bytes differs between ranks (only the root, or only
      * the sender, knows the sizes), so their rows must not depend on it */
-    {MC_GATHERV, ANY, 0, "shm_direct", 0},
-    {MC_GATHERV, ANY, 0, "linear", 0},
-    {MC_SCATTER, 64 * KiB, 0, "shm_pipe", 0},
-    {MC_SCATTER, ANY, 0, "shm_direct", 0},
-    {MC_SCATTER, ANY, 0, "mo", 0},
-    {MC_SCATTER, 8 * KiB, 0, "binomial", 0},
-    {MC_SCATTER, ANY, 0, "linear", 0},
-    {MC_SCATTERV, ANY, 0, "shm_direct", 0},
-    {MC_SCATTERV, ANY, 0, "linear", 0},
-    {MC_ALLTOALL, 32 * KiB, 0, "shm_pipe", 0},
-    {MC_ALLTOALL, ANY, 0, "shm_direct", 0},
-    {MC_ALLTOALL, 256, 0, "bruck", 0},
-    {MC_ALLTOALL, 64 * KiB, 0, "linear", 0},
-    {MC_ALLTOALL, ANY, 0, "pairwise", 0},
-    {MC_ALLTOALLV, ANY, 0, "shm_direct", 0},
-    {MC_ALLTOALLV, ANY, 0, "linear", 0},
-    {MC_SCAN, ANY, 0, "shm", 0},
-    {MC_SCAN, 16 * KiB, 0, "recursive_doubling", 0},
-    {MC_SCAN, ANY, 0, "linear", 0},
-    {MC_EXSCAN, ANY, 0, "shm", 0},
-    {MC_EXSCAN, 16 * KiB, 0, "recursive_doubling", 0},
-    {MC_EXSCAN, ANY, 0, "linear", 0},
+    {MC_GATHERV, ANY, 0, "shm_direct", 0, 0},
+    {MC_GATHERV, ANY, 0, "linear", 0, 0},
+    {MC_SCATTER, 64 * KiB, 0, "shm_pipe", 0, 0},
+    {MC_SCATTER, ANY, 0, "shm_direct", 0, 0},
+    {MC_SCATTER, 256, 0, "mo", 0, 0},   /* mcoll-sim, 128 x 18: 2.2x binomial at 16 B, 0.96x at 512 B */
+    {MC_SCATTER, 8 * KiB, 0, "binomial", 0, 0},
+    {MC_SCATTER, ANY, 0, "linear", 0, 0},
+    {MC_SCATTERV, ANY, 0, "shm_direct", 0, 0},
+    {MC_SCATTERV, ANY, 0, "linear", 0, 0},
+    {MC_ALLTOALL, 32 * KiB, 0, "shm_pipe", 0, 0},
+    {MC_ALLTOALL, ANY, 0, "shm_direct", 0, 0},
+    {MC_ALLTOALL, 256, 0, "bruck", 0, 0},
+    {MC_ALLTOALL, 64 * KiB, 0, "linear", 0, 0},
+    {MC_ALLTOALL, ANY, 0, "pairwise", 0, 0},
+    {MC_ALLTOALLV, ANY, 0, "shm_direct", 0, 0},
+    {MC_ALLTOALLV, ANY, 0, "linear", 0, 0},
+    {MC_SCAN, ANY, 0, "shm", 0, 0},
+    {MC_SCAN, 16 * KiB, 0, "recursive_doubling", 0, 0},
+    {MC_SCAN, ANY, 0, "linear", 0, 0},
+    {MC_EXSCAN, ANY, 0, "shm", 0, 0},
+    {MC_EXSCAN, 16 * KiB, 0, "recursive_doubling", 0, 0},
+    {MC_EXSCAN, ANY, 0, "linear", 0, 0},
 };
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
@@ -265,7 +269,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
     if (file_rule(ctx, a, index, declined, &alg)) return alg;
     for (int i = first_rule[a->coll]; i < last_rule[a->coll]; i++) {
         const mc_rule_t *r = &rules[i];
-        if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p)) continue;
+        if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p) || ctx->nnodes < r->min_nodes) continue;
         alg = mc_alg_at(a->coll, rule_idx[i]);
         params_for(a, alg, r);
         if (alg && mc_alg_applicable(alg, ctx, a)) {

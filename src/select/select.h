@@ -19,6 +19,7 @@ typedef struct mc_rule {
     int max_p;              /* and communicators up to this size (0 = any) */
     const char *alg;
     long segsize;           /* bytes, 0 = unsegmented */
+    int min_nodes;          /* only on communicators spanning at least this many nodes (0 = any) */
 } mc_rule_t;
 int mc_rule_count(void);
 const mc_rule_t *mc_rule_at(int i);

@@ -149,9 +149,10 @@ cleanup:
 /* Hockney, m = bytes per rank, uniform P:
  *   step  = alpha + P*m*beta       (P lanes send m bytes each; the node's link carries P*m)
  *   share = T_shm_direct allgather(P, m)   (the node block of the step before)
- *   T = T_shm_direct allgather(P, m) + (N-1) * max(step, share) + share
- * (own block gathered first; step s overlaps the share of step s-1; the last share is
- * exposed). P = 1: T = (N-1) * (alpha + m*beta), the classic ring. */
+ *   T = (N-1) * max(step, share) + share
+ * (ring_run: with uniform P step 0 starts before the own block's node allgather, which it
+ * overlaps; step s overlaps the share of step s-1; the last share is exposed).
+ * P = 1: T = (N-1) * (alpha + m*beta), the classic ring. */
 static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
 {
     int N, P;
@@ -162,7 +163,7 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
         sh = ag->cost(mc_hier_intra(hk, in), &node);
     }
-    return sh + (N - 1) * (step > sh ? step : sh) + sh;
+    return (N - 1) * (step > sh ? step : sh) + sh;
 }
 
 const mc_alg_t mc_alg_allgather_mo_ring = {

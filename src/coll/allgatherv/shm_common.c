@@ -597,7 +597,10 @@ double mc_mv_dav_alltoallv_pipe(const mc_cost_in_t *in) { return 2.0 * (2 * in->
 double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->m; }
 
 /* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
- * two flag round trips. Direct: one round trip per peer's post, then single copies. */
+ * two flag round trips. Direct (address posting, direct_open/direct_close): alpha is one flag
+ * exchange of the node (every rank publishes one flag and waits for everyone's: the posts are
+ * read in parallel, not one round trip per peer), then single copies: two exchanges (posts
+ * visible; DONE before a posted buffer may be reused), three for bcast (the root's part 0). */
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 1.25 * h->beta * in->m;
@@ -605,23 +608,25 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank copies (p - 1)/p of the message, all at once */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return in->p * h->alpha + h->beta * in->m * (in->p - 1) / in->p;
+    return 3 * h->alpha + h->beta * in->m * (in->p - 1) / in->p;
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + h->beta * in->m * (in->p + 1);
 }
+/* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return in->p * h->alpha + h->beta * in->m * in->p;
+    return 2 * h->alpha + h->beta * in->m * in->p;
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + h->beta * in->m * in->p;
 }
+/* p - 1 ranks copy one block each at once, sharing the root buffer's memory bandwidth */
 double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return in->p * h->alpha + h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0);
+    return 2 * h->alpha + h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -629,5 +634,5 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return in->p * h->alpha + h->beta * in->m * in->p;
+    return 2 * h->alpha + h->beta * in->m * in->p;
 }

@@ -244,27 +244,39 @@ static int rounds_k(int N, int k)
     return r;
 }
 
-/* Hockney, m = bytes per rank, R = ceil(log_{P+1} N):
- *   inter  = R * alpha + (N - 1) * P * m * beta   (the root's node sends every other node's
- *            P*m bytes once; its P senders share the node's link)
- *   handoff= R * alpha + (N - 1) * P * m * beta * (P - 1) / P  (holder -> node-mates copies, P > 1)
- *   intra  = T_shm_direct scatter(P, m), overlapped with the first round's sends
- *   T = max(inter, intra) + handoff. */
+/* Hockney, m = bytes per rank, uniform P, k = P + 1, R = ceil(log_k N) rounds. Critical path:
+ * the chain of holders from the root's node to the last node served.
+ *   inter   = R * alpha + (N - 1) * P * m * beta: in a round a node's lanes send their parts
+ *             at once (beta = the node link's time per byte); the root's node link carries
+ *             every other node's P*m bytes once over all rounds
+ *   handoff = per round of the root's node over a range of n nodes (k' = min(k, n) parts of
+ *             at most ceil(n/k') nodes): the holder's k' - 2 isends to node-mates
+ *             (holder_start) are received concurrently, so one intra-node message of one part,
+ *             alpha_r + ceil(n/k') * P * m * beta_r; the next round splits part 0. Over the
+ *             rounds ~ R * alpha_r + (N - 1) * m * beta_r. (The holder's per-isend injection
+ *             overhead is neglected; charging all (N-1)*P*m*(P-1)/P hand-off bytes in sequence,
+ *             as before, is P times what the concurrent receivers copy.)
+ *   intra   = T_shm_direct scatter(P, m) at the last node served: it scatters only after its
+ *             data arrived (just the root's node overlaps its scatter with its first round)
+ *   T = inter + handoff + intra. */
 static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
 {
     int N, P;
     mc_hier_shape(in, &N, &P);
     int R = rounds_k(N, P + 1);
-    double vol = (double)(N - 1) * P * in->m;
-    double inter = R * hk->alpha + vol * hk->beta, intra = 0, handoff = 0;
+    double inter = R * hk->alpha + (double)(N - 1) * P * in->m * hk->beta, intra = 0, handoff = 0;
     if (P > 1) {
         const mc_alg_t *ns = mc_alg_find(MC_SCATTER, "shm_direct");
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
         const mc_hockney_t *hr = mc_hier_intra(hk, in);
         intra = ns && ns->cost ? ns->cost(hr, &node) : 0;
-        handoff = R * hr->alpha + vol * hr->beta * (P - 1) / P;
+        for (long n = N; n > 1;) {
+            long k = P + 1 < n ? P + 1 : n, part = (n + k - 1) / k;
+            if (k > 2) handoff += hr->alpha + (double)part * P * in->m * hr->beta;
+            n = part;
+        }
     }
-    return (inter > intra ? inter : intra) + handoff;
+    return inter + handoff + intra;
 }
 
 const mc_alg_t mc_alg_scatter_mo = {
