@@ -340,24 +340,6 @@ static int runs_at(const char *alg, mc_level_t lv)
     return lv == MC_LEVEL_INTRA ? !multi : strncmp(alg, "shm", 3) != 0;
 }
 
-/* Shared-memory algorithms (those with a DAV model): their Hockney .cost charges beta per
- * byte of data-access volume (loads + stores on the node, DAV / p per rank), not per byte sent
- * over a point-to-point path. Fed with the message line of the profile, as mc_cost_eval does,
- * they pay the p2p path's two copies per DAV byte and lose to every p2p algorithm (measured
- * 100-300 % penalties before this mapping). Here: alpha = the model's zero-byte message time
- * (one flag round), beta = 1 / (2 t_copy) (a copied byte is a load and a store), gamma. */
-static double shm_cost(const mc_alg_t *a, mc_model_t m, const mc_profile_t *prof, mc_level_t lv,
-                       const mc_cost_in_t *in)
-{
-    const mc_net_t *n = &prof->net[lv];
-    mc_hockney_t h = {.gamma = prof->gamma};
-    h.alpha = m == MC_MODEL_HOCKNEY  ? n->hockney.alpha
-              : m == MC_MODEL_LOGGP ? n->loggp.L + 2 * n->loggp.o
-                                    : n->plogp.L + mc_plogp_at(&n->plogp, n->plogp.g, 0);
-    h.beta = prof->t_copy > 0 ? 1.0 / (2 * prof->t_copy) : n->hockney.beta;
-    return a->cost(&h, in);
-}
-
 static double model_cost(const cell_t *c, const cand_t *x, mc_model_t m, const mc_profile_t *prof, mc_level_t lv)
 {
     int ci = mc_coll_from_name(c->coll);
@@ -365,7 +347,7 @@ static double model_cost(const cell_t *c, const cand_t *x, mc_model_t m, const m
     if (!a) return INFINITY;
     mc_cost_in_t in = {.p = c->p, .m = c->bytes, .ms = x->seg > 0 && x->seg < c->bytes ? (double)x->seg : c->bytes,
                        .radix = 4, .sockets = 1, .nodes = lv == MC_LEVEL_INTRA ? 1 : c->p};
-    double t = a->dav ? shm_cost(a, m, prof, lv, &in) : mc_cost_eval(a, m, prof, lv, &in);
+    double t = mc_cost_eval(a, m, prof, lv, &in); /* shared-memory ones: DAV line (model.h) */
     return isfinite(t) && t >= 0 ? t : INFINITY;
 }
 

@@ -19,6 +19,9 @@
  * (PLogP requires g >= o). LogGP from PLogP as in Kielmann's paper: o = (o_s(0) + o_r(0))/2,
  * g = g(0), G = slope of g(m) over the largest sizes, L = L_PLogP + g - 2o. Hockney: alpha,
  * beta fit RTT(m)/2 by least squares in relative error (every size weighs the same). */
+#define _GNU_SOURCE
+#include <sys/uio.h>
+#include "mcoll.h"
 #include "tune.h"
 #include "core/topo.h"
 #include "shm/shm.h"
@@ -275,6 +278,38 @@ static int usage(void)
     return 2;
 }
 
+/* One flag round of the node region: a forced shared-memory barrier of 2 ranks is one round
+ * (collective: both ranks). 0 when the region is unavailable. */
+static double shm_sync(int quick)
+{
+    int n = quick ? 200 : 2000;
+    if (mcoll_set_alg("barrier", "shm")) return 0;
+    for (int i = 0; i < n / 10; i++) MPI_Barrier(W);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++) MPI_Barrier(W);
+    double t = (MPI_Wtime() - t0) / n, mx;
+    mcoll_set_alg("barrier", "auto");
+    MPI_Allreduce(&t, &mx, 1, MPI_DOUBLE, MPI_MAX, W);
+    return mx;
+}
+
+/* Start-up of a single copy from another address space: process_vm_readv of one cache line
+ * (of this process: the same system call and page walk); 0 when CMA is not permitted. */
+static double xmap_cost(int quick)
+{
+    char src[64] = {1}, dst[64];
+    struct iovec l = {dst, sizeof dst}, r = {src, sizeof src};
+    double best = 0;
+    for (int k = 0; k < (quick ? 3 : 10); k++) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < 100; i++)
+            if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof dst) return 0;
+        double t = (MPI_Wtime() - t0) / 100;
+        if (!best || t < best) best = t;
+    }
+    return best;
+}
+
 static void local_params(mc_profile_t *p, int quick)
 {
     mc_topo_t topo;
@@ -287,7 +322,9 @@ static void local_params(mc_profile_t *p, int quick)
     if (big > (quick ? (16u << 20) : (128u << 20))) big = quick ? (16u << 20) : (128u << 20);
     p->t_copy = copy_rate(mc_copy_t, big, quick);
     p->nt_copy = copy_rate(mc_copy_nt, big, quick);
+    p->c_copy = p->l2 > 0 ? copy_rate(mc_copy_t, (size_t)p->l2 / 4, quick) : 0; /* src + dst in L2 */
     p->gamma = reduce_speed(quick);
+    p->xmap = xmap_cost(quick);
 }
 
 int tune_params_main(int argc, char **argv)
@@ -316,6 +353,7 @@ int tune_params_main(int argc, char **argv)
     if (!s.rank) printf("# mcoll-tune params: %s level, ranks 0 and 1%s\n", lvname, quick ? ", quick" : "");
     meas_t x;
     measure_net(&s, &x);
+    double sync = lv == MC_LEVEL_INTRA ? shm_sync(quick) : 0;
     MPI_Barrier(W);
     if (!s.rank) {
         mc_profile_t p;
@@ -326,14 +364,17 @@ int tune_params_main(int argc, char **argv)
         snprintf(p.name, sizeof p.name, "measured-%.40s", host);
         derive(&x, &p.net[lv]);
         if (lv == MC_LEVEL_INTRA) local_params(&p, quick);
+        if (sync > 0) p.shm_sync = sync;
         const mc_net_t *nt = &p.net[lv];
         printf("# %s: hockney alpha %.3g s beta %.3g s/B (%.2f GB/s); loggp L %.3g o %.3g g %.3g G %.3g; "
                "plogp L %.3g\n",
                lvname, nt->hockney.alpha, nt->hockney.beta, nt->hockney.beta > 0 ? 1e-9 / nt->hockney.beta : 0,
                nt->loggp.L, nt->loggp.o, nt->loggp.g, nt->loggp.G, nt->plogp.L);
         if (lv == MC_LEVEL_INTRA)
-            printf("# gamma %.3g s/B (%.2f GB/s); t_copy %.2f GB/s; nt_copy %.2f GB/s; l1 %.0f l2 %.0f l3 %.0f\n",
-                   p.gamma, p.gamma > 0 ? 1e-9 / p.gamma : 0, p.t_copy / 1e9, p.nt_copy / 1e9, p.l1, p.l2, p.l3);
+            printf("# gamma %.3g s/B (%.2f GB/s); t_copy %.2f GB/s; nt_copy %.2f GB/s; c_copy %.2f GB/s; "
+                   "l1 %.0f l2 %.0f l3 %.0f; shm sync %.3g s; xmap %.3g s\n",
+                   p.gamma, p.gamma > 0 ? 1e-9 / p.gamma : 0, p.t_copy / 1e9, p.nt_copy / 1e9, p.c_copy / 1e9, p.l1,
+                   p.l2, p.l3, p.shm_sync, p.xmap);
         if (mc_profile_validate(&p, err, sizeof err) || mc_profile_save(out, &p, err, sizeof err)) {
             fprintf(stderr, "mcoll-tune params: %s\n", err);
             rc = 1;

@@ -18,6 +18,9 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
     {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize"},
     {"MCOLL_RULES", MC_CFG_STR, "", "rules file whose rows take precedence over the built-in selection table (README, Tuning and models)"},
+    {"MCOLL_SELECT", MC_CFG_STR, "table", "default selection: table (the built-in measured rule table) or model (cheapest applicable algorithm under MCOLL_MODEL and MCOLL_PROFILE)"},
+    {"MCOLL_MODEL", MC_CFG_STR, "loggp", "performance model of the default selection: hockney, loggp or plogp"},
+    {"MCOLL_PROFILE", MC_CFG_STR, "", "machine profile JSON of the default selection (mcoll-tune params writes one; empty = built-in)"},
     {"MCOLL_VNODE_SIZE", MC_CFG_INT, "0", "split each real node into virtual nodes of k consecutive world ranks (0 = off)"},
     COLL_VARS("BARRIER", "barrier") COLL_VARS("BCAST", "bcast") COLL_VARS("REDUCE", "reduce")
     COLL_VARS("ALLREDUCE", "allreduce") COLL_VARS("REDUCE_SCATTER", "reduce_scatter")
@@ -113,6 +116,9 @@ static void load_one(const mc_cfg_var_t *v)
     else if (!strcmp(v->name, "MCOLL_STATS")) cfg.stats = atoi(val) != 0;
     else if (!strcmp(v->name, "MCOLL_VNODE_SIZE")) cfg.vnode_size = atoi(val);
     else if (!strcmp(v->name, "MCOLL_RULES")) snprintf(cfg.rules, sizeof cfg.rules, "%s", val);
+    else if (!strcmp(v->name, "MCOLL_SELECT")) snprintf(cfg.select, sizeof cfg.select, "%s", val);
+    else if (!strcmp(v->name, "MCOLL_MODEL")) snprintf(cfg.model, sizeof cfg.model, "%s", val);
+    else if (!strcmp(v->name, "MCOLL_PROFILE")) snprintf(cfg.profile, sizeof cfg.profile, "%s", val);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
              !strcmp(v->name, "MCOLL_HEAP_SIZE"))
         load_shm(v->name, val);

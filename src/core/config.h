@@ -17,6 +17,9 @@ typedef struct mc_cfg_var {
 typedef struct mc_config {
     int verbose, stats, vnode_size;
     char rules[1024];           /* MCOLL_RULES: rules file path, "" = built-in table only */
+    char select[8];             /* MCOLL_SELECT: model | table */
+    char model[8];              /* MCOLL_MODEL: hockney | loggp | plogp */
+    char profile[1024];         /* MCOLL_PROFILE: machine profile JSON, "" = built-in */
     char alg[MC_NCOLL][32];     /* forced algorithm, "" = automatic */
     long segsize[MC_NCOLL];     /* -1 = algorithm's default */
     int radix[MC_NCOLL];        /* -1 = algorithm's default */

@@ -7,6 +7,7 @@
 #include "mcoll.h"
 #include "../shm/shm.h"
 #include "../coll/hier/hier.h"
+#include "../select/select.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ static void ctx_free(mc_ctx_t *c)
         if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     }
     mc_shm_free(c->shm);
+    mc_msel_free(c->msel);
     free(c->node_of);
     free(c->local_of);
     free(c->node_size);

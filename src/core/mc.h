@@ -44,6 +44,7 @@ typedef struct mc_ctx {
     struct mc_shm *shm;     /* node region (src/shm), created on first use */
     int shm_failed;         /* creation failed or disabled: shm algorithms decline */
     struct mc_hier *hier;   /* two-level view (src/coll/hier), built on first use */
+    struct mc_msel *msel;   /* model-built decisions (src/select/model.c), built on first use */
 } mc_ctx_t;
 
 /* Returns the context of comm, creating it on first use (collective on comm). */
@@ -108,6 +109,9 @@ typedef struct mc_cost_in {
                          * they then assume one rank per node */
     const struct mc_hockney *intra; /* algorithms across nodes: parameters of their node steps
                                      * (shared memory); NULL = the cost's own parameters */
+    double xmap;        /* shared-memory algorithms: start-up of one single copy from another
+                         * rank's address space (a CMA system call); 0 = buffers in the shared
+                         * heap (zero copy) or not modelled */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

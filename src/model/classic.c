@@ -455,9 +455,27 @@ mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t
     return equivalent_hockney(&e);
 }
 
+/* Shared-memory algorithms: their .cost charges alpha per flag round and beta per byte of
+ * data-access volume (loads + stores); fed with a point-to-point line they would pay the p2p
+ * path's start-up per flag and two copies per byte, and lose everywhere (100-300 % penalties
+ * measured before this mapping). */
+static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
+{
+    mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
+    /* working set: about half the access volume (each byte is loaded and stored); within the
+     * cores' L2s it moves at the in-cache copy rate, beyond at the memory copy rate */
+    double w = alg->dav ? alg->dav(in) / 2 : 0, bw = prof->t_copy;
+    if (prof->c_copy > 0 && w <= prof->l2 * (in->p > 0 ? in->p : 1)) bw = prof->c_copy;
+    h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
+    mc_cost_in_t c = *in;
+    c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
+    return alg->cost(&h, &c);
+}
+
 double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *prof, mc_level_t level,
                     const mc_cost_in_t *in)
 {
+    if (alg && alg->dav && alg->cost) return shm_cost(alg, prof, in);
     env_t e = env_of(model, prof, level);
     if (model != MC_MODEL_HOCKNEY) {
         double t = mc_cost_formula(alg, model, prof, level, in);

@@ -40,12 +40,19 @@ typedef struct mc_profile {
     char name[64];
     mc_net_t net[MC_NLEVELS];
     double gamma;           /* s/byte of a reduction (MPI_SUM of doubles) */
-    double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s */
+    double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s (memory) */
+    double c_copy;          /* copy bandwidth within the L2, bytes/s (JSON copy.c_copy, optional:
+                             * absent = 0 = t_copy everywhere) */
     double l1, l2, l3;      /* cache sizes per core (l1, l2) and per socket (l3), bytes */
     /* The node's network interface, shared by all ranks of a node (mc_cost_nodes): messages/s
      * and bytes/s it carries per direction; 0 = not limited. JSON "nic": {"rate", "bw"},
      * optional. */
     double nic_rate, nic_bw;
+    /* Shared-memory algorithms (those with a DAV model): one flag round between the cores of
+     * a node (their alpha), and the start-up of a single copy from another rank's address
+     * space (CMA system call; in->xmap). JSON "shm": {"sync", "xmap"}, optional (absent: the
+     * built-in values). */
+    double shm_sync, xmap;
 } mc_profile_t;
 
 const char *mc_model_name(mc_model_t m);
@@ -64,7 +71,11 @@ int mc_profile_load(const char *path, mc_profile_t *p, char *err, size_t errlen)
 int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t errlen);
 
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
- * `level`. Hockney: the algorithm's own .cost (in its file). LogGP and PLogP: the formula
+ * `level`. Shared-memory algorithms (alg->dav set): their .cost with alpha = shm_sync,
+ * beta = 1 / (2 t_copy) per byte of data-access volume (a copied byte is a load and a store),
+ * the profile's gamma, and in->xmap = the profile's xmap unless the caller set it (< 0 asks
+ * for 0: buffers in the shared heap); the same under every model, whose differences are in
+ * point-to-point messages. Hockney: the algorithm's own .cost (in its file). LogGP and PLogP: the formula
  * of src/model/classic.c; algorithms without one there (shm_*, hier*, mo*) evaluate their
  * Hockney .cost with the model's equivalent Hockney line (alpha = T(0), beta = slope). At the inter level the node steps of the
  * algorithms across nodes (in->intra NULL) take the intra level's line. */

@@ -3,7 +3,7 @@
  * File format (units: seconds, bytes, bytes/s):
  * {
  *   "format": "mcoll-profile", "version": 1, "name": "...",
- *   "gamma": s/byte, "copy": {"t_copy": B/s, "nt_copy": B/s},
+ *   "gamma": s/byte, "copy": {"t_copy": B/s, "nt_copy": B/s, "c_copy": B/s (optional)},
  *   "cache": {"l1": B, "l2": B, "l3": B},
  *   "intra": {"hockney": {"alpha": s, "beta": s/B},
  *             "loggp": {"L": s, "o": s, "g": s, "G": s/B},
@@ -12,6 +12,9 @@
  *   "nic": {"rate": messages/s, "bw": B/s}     optional: a node's network interface, shared
  *                                              by its ranks (mc_cost_nodes); absent = 0 =
  *                                              not limited
+ *   "shm": {"sync": s, "xmap": s}              optional: a flag round of the node region and
+ *                                              the start-up of one CMA copy (shared-memory
+ *                                              algorithms); absent = the built-in values
  * } */
 #include "model.h"
 #include <jansson.h>
@@ -59,6 +62,14 @@ static void plogp_linear(mc_plogp_t *t, double L, double o0, double ob, double g
     }
 }
 
+/* A flag round trip between two cores is a cache-line transfer each way (~0.1-0.2 us); a
+ * process_vm_readv of a few bytes costs a system call plus page-table walks (~1-3 us). */
+static void shm_default(mc_profile_t *p)
+{
+    p->shm_sync = 0.2e-6;
+    p->xmap = 2.5e-6;
+}
+
 /* Constants for the machine class mcoll targets first: a current x86-64 server node (AMD EPYC
  * / Xeon, DDR4/DDR5) running Open MPI or MPICH over shared memory within the node and a
  * 100 Gb/s-class network between nodes. They are typical published magnitudes, NOT
@@ -70,7 +81,9 @@ void mc_profile_default(mc_profile_t *p)
     p->gamma = 1.0 / 4e9; /* ~4 GB/s MPI_SUM of doubles, one core */
     p->t_copy = 8e9;      /* memcpy through the caches, one core */
     p->nt_copy = 11e9;    /* streaming stores, one core */
+    p->c_copy = 30e9;     /* memcpy within L2, one core */
     p->l1 = 32768, p->l2 = 512 * 1024, p->l3 = 32.0 * 1024 * 1024;
+    shm_default(p);
     mc_net_t *a = &p->net[MC_LEVEL_INTRA], *e = &p->net[MC_LEVEL_INTER];
     a->hockney = (mc_hockney_t){.alpha = 0.5e-6, .beta = 1.0 / 6e9};
     a->loggp = (mc_loggp_t){.L = 0.2e-6, .o = 0.15e-6, .g = 0.25e-6, .G = 1.0 / 6e9};
@@ -107,10 +120,11 @@ static int check_plogp(const mc_plogp_t *t, const char *lv, char *err, size_t n)
 int mc_profile_validate(const mc_profile_t *p, char *err, size_t n)
 {
     if (bad(p->gamma)) return fail(err, n, "gamma must be a finite number >= 0");
-    if (bad(p->t_copy) || bad(p->nt_copy)) return fail(err, n, "copy bandwidths must be finite numbers >= 0");
+    if (bad(p->t_copy) || bad(p->nt_copy) || bad(p->c_copy)) return fail(err, n, "copy bandwidths must be finite numbers >= 0");
     if (bad(p->l1) || bad(p->l2) || bad(p->l3))
         return fail(err, n, "cache sizes must be finite numbers >= 0");
     if (bad(p->nic_rate) || bad(p->nic_bw)) return fail(err, n, "nic: rate and bw must be finite numbers >= 0");
+    if (bad(p->shm_sync) || bad(p->xmap)) return fail(err, n, "shm: sync and xmap must be finite numbers >= 0");
     for (int l = 0; l < MC_NLEVELS; l++) {
         const mc_net_t *x = &p->net[l];
         const char *lv = level_names[l];
@@ -208,6 +222,7 @@ static void read_profile(rd_t *r, json_t *root, mc_profile_t *p)
     json_t *c = obj(r, root, "", "copy"), *k = obj(r, root, "", "cache");
     p->t_copy = num(r, c, "copy", "t_copy");
     p->nt_copy = num(r, c, "copy", "nt_copy");
+    if (json_is_object(c) && json_object_get(c, "c_copy")) p->c_copy = num(r, c, "copy", "c_copy");
     p->l1 = num(r, k, "cache", "l1");
     p->l2 = num(r, k, "cache", "l2");
     p->l3 = num(r, k, "cache", "l3");
@@ -216,6 +231,12 @@ static void read_profile(rd_t *r, json_t *root, mc_profile_t *p)
     if (nic) {
         p->nic_rate = num(r, nic, "nic", "rate");
         p->nic_bw = num(r, nic, "nic", "bw");
+    }
+    json_t *shm = json_object_get(root, "shm");
+    shm_default(p);
+    if (shm) {
+        p->shm_sync = num(r, shm, "shm", "sync");
+        p->xmap = num(r, shm, "shm", "xmap");
     }
 }
 
@@ -266,6 +287,8 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t n
                   net_json(&p->net[MC_LEVEL_INTRA]), "inter", net_json(&p->net[MC_LEVEL_INTER]));
     if (root && (p->nic_rate > 0 || p->nic_bw > 0))
         json_object_set_new(root, "nic", json_pack("{s:f,s:f}", "rate", p->nic_rate, "bw", p->nic_bw));
+    if (root && p->c_copy > 0) json_object_set_new(json_object_get(root, "copy"), "c_copy", json_real(p->c_copy));
+    if (root) json_object_set_new(root, "shm", json_pack("{s:f,s:f}", "sync", p->shm_sync, "xmap", p->xmap));
     if (!root) return fail(err, n, "%s: out of memory building the JSON document", path);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);

@@ -11,7 +11,9 @@
 #define KiB ((size_t)1 << 10)
 #define MiB ((size_t)1 << 20)
 
-/* Default decisions until the model-built rules replace them: the first row of the
+/* The measured rule table: the default with MCOLL_SELECT=table, and the fallback of the model
+ * (collectives whose bytes differ between ranks; calls no costed candidate applies to). The
+ * first row of the
  * collective whose limits cover the call and whose algorithm applies wins. The shm_* rows
  * apply only when the communicator is one node; their switch points come from
  * `mcoll-bench --alg ...` at 2 ranks on this machine (README, "Shared-memory engine"). The
@@ -252,6 +254,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     int idx = forced_idx[a->coll], declined = 0;
     const mc_alg_t *alg;
+    double t;
     if (idx == FORCE_PMPI) {
         explain(ctx, a, NULL, "forced");
         return NULL;
@@ -267,6 +270,16 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
         declined = 1;
     }
     if (file_rule(ctx, a, index, declined, &alg)) return alg;
+    if (mc_msel_enabled() && mc_msel_pick(ctx, a, index, &t)) {
+        alg = mc_alg_at(a->coll, *index);
+        if (mc_cfg()->verbose) {
+            char why[160];
+            snprintf(why, sizeof why, "%s%s: %.3g us", declined ? "forced algorithm not applicable; " : "",
+                     mc_msel_describe(), t * 1e6);
+            explain(ctx, a, alg, why);
+        }
+        return alg;
+    }
     for (int i = first_rule[a->coll]; i < last_rule[a->coll]; i++) {
         const mc_rule_t *r = &rules[i];
         if (a->bytes > r->max_bytes || (r->max_p && ctx->size > r->max_p) || ctx->nnodes < r->min_nodes) continue;

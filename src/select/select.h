@@ -1,5 +1,6 @@
 /* Algorithm selection: forced (mcoll_set_alg / MCOLL_<COLL>_ALG) > rules file (MCOLL_RULES,
- * rules.h) > default rule table > first applicable registered algorithm > PMPI. */
+ * rules.h) > the model (MCOLL_SELECT=model: model.c) > default rule table >
+ * first applicable registered algorithm > PMPI. */
 #ifndef MC_SELECT_H
 #define MC_SELECT_H
 #include "../core/mc.h"
@@ -22,5 +23,13 @@ typedef struct mc_rule {
     int min_nodes;          /* only on communicators spanning at least this many nodes (0 = any) */
 } mc_rule_t;
 int mc_rule_count(void);
+/* Model-built decisions (model.c). enabled: MCOLL_SELECT=model. pick: 1 with the
+ * cheapest applicable candidate's index, a->segsize/radix set and its predicted time in *t;
+ * 0 when the model does not decide this call (bytes differ between ranks, no candidate). */
+int mc_msel_enabled(void);
+int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
+const char *mc_msel_describe(void);
+struct mc_msel;
+void mc_msel_free(struct mc_msel *m);
 const mc_rule_t *mc_rule_at(int i);
 #endif

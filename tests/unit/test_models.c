@@ -205,6 +205,30 @@ static void expect_load_error(const char *json, const char *needle)
     unlink(path);
 }
 
+/* Shared-memory algorithms under mc_cost_eval: alpha = shm sync, beta = 1 / (2 copy rate)
+ * per byte of access volume (in-L2 rate while the working set fits the cores' L2s), xmap per
+ * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct. */
+static void test_shm_mapping(const mc_profile_t *d)
+{
+    mc_profile_t p = *d;
+    p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20;
+    const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
+    CHECK(pipe && direct, "bcast shm algorithms registered");
+    if (!pipe || !direct) return;
+    mc_cost_in_t small = {.p = 4, .m = 1024, .ms = 1024, .radix = 4, .sockets = 1};
+    mc_cost_in_t big = small;
+    big.m = big.ms = 64 << 20;
+    for (int m = 0; m < MC_NMODELS; m++) {
+        /* pipe: 2 syncs + 2 beta * 1.25 m; working set (DAV 2pm) / 2 = 4 KiB: in L2 */
+        NEAR(mc_cost_eval(pipe, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small), 2e-6 + 2.5 * 1024 / 8e9);
+        /* direct: 3 syncs + 2 beta m (p-1)/p + (p-1) xmap; 192 MiB working set: memory rate */
+        NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
+             3e-6 + 2 * (64.0 * 1048576) * 0.75 / 2e9 + 3 * 3e-6);
+    }
+    small.xmap = -1; /* buffers in the shared heap: no CMA start-up */
+    NEAR(mc_cost_eval(direct, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &small), 3e-6 + 2 * 1024 * 0.75 / 8e9);
+}
+
 static void test_profile_io(void)
 {
     mc_profile_t d, back;
@@ -224,6 +248,9 @@ static void test_profile_io(void)
     }
     NEAR(back.gamma, d.gamma);
     NEAR(back.l3, d.l3);
+    NEAR(back.c_copy, d.c_copy);
+    NEAR(back.shm_sync, d.shm_sync);
+    NEAR(back.xmap, d.xmap);
     /* the bad cases: syntax, missing field, wrong type, physics */
     FILE *f = fopen(path, "r");
     char good[8192] = "";
@@ -253,7 +280,15 @@ static void test_profile_io(void)
     bad.net[MC_LEVEL_INTRA].loggp.G = NAN;
     CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "intra.loggp"), "%s", err);
     CHECK(mc_profile_save(path, &bad, err, sizeof err) == -1, "saved an invalid profile");
+    bad = d;
+    bad.shm_sync = -1;
+    CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "shm"), "%s", err);
+    snprintf(buf, sizeof buf, "%s", good);
+    char *x = strstr(buf, "\"xmap\"");
+    if (x) memcpy(x, "\"xmaq\"", 6);
+    expect_load_error(buf, "shm.xmap: missing");
     unlink(path);
+    test_shm_mapping(&d);
 }
 
 int main(void)

@@ -102,13 +102,12 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     mc_hier_shape(in, &N, &P);
     const mc_alg_t *ag = mc_alg_find(MC_ALLGATHER, "shm_direct");
     mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-    const mc_hockney_t *hr = mc_hier_intra(hk, in);
-    double t = P > 1 && ag && ag->cost ? ag->cost(hr, &node) : 0;
+    double t = mc_hier_step(hk, in, ag, &node);
     for (long S = 1; S < N; S *= P + 1) {
         double rem = (double)(N - S) < (double)P * S ? (double)(N - S) : (double)P * S;
         t += hk->alpha + rem * P * in->m * hk->beta; /* the node's link carries rem blocks */
         node.m = node.ms = rem * in->m; /* a lane's mean share: S*P*m in full rounds */
-        if (P > 1 && ag && ag->cost) t += ag->cost(hr, &node);
+        t += mc_hier_step(hk, in, ag, &node);
     }
     return t;
 }

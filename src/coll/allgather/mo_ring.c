@@ -159,10 +159,8 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     mc_hier_shape(in, &N, &P);
     double step = hk->alpha + P * in->m * hk->beta, sh = 0;
     const mc_alg_t *ag = mc_alg_find(MC_ALLGATHER, "shm_direct");
-    if (P > 1 && ag && ag->cost) {
-        mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        sh = ag->cost(mc_hier_intra(hk, in), &node);
-    }
+    mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
+    sh = mc_hier_step(hk, in, ag, &node);
     return (N - 1) * (step > sh ? step : sh) + sh;
 }
 

@@ -596,43 +596,47 @@ double mc_mv_dav_alltoall_direct(const mc_cost_in_t *in) { return 2.0 * in->p * 
 double mc_mv_dav_alltoallv_pipe(const mc_cost_in_t *in) { return 2.0 * (2 * in->p - 1) * in->m; }
 double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->m; }
 
-/* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
+/* Hockney .cost of the shared-memory algorithms: alpha per flag round, beta per byte of
+ * data-access volume (a copied byte is a load and a store: 2 beta), in->xmap per single copy
+ * from another address space (CMA; 0 in the shared heap) on the critical path.
+ * Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
  * two flag round trips. Direct (address posting, direct_open/direct_close): alpha is one flag
  * exchange of the node (every rank publishes one flag and waits for everyone's: the posts are
  * read in parallel, not one round trip per peer), then single copies: two exchanges (posts
  * visible; DONE before a posted buffer may be reused), three for bcast (the root's part 0). */
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + 1.25 * h->beta * in->m;
+    return 2 * h->alpha + 2 * h->beta * 1.25 * in->m;
 }
-/* every rank copies (p - 1)/p of the message, all at once */
+/* every rank copies (p - 1)/p of the message, all at once; the root writes part 0 into
+ * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 3 * h->alpha + h->beta * in->m * (in->p - 1) / in->p;
+    return 3 * h->alpha + 2 * h->beta * in->m * (in->p - 1) / in->p + (in->p - 1) * in->xmap;
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * (in->p + 1);
+    return 2 * h->alpha + 2 * h->beta * in->m * (in->p + 1);
 }
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * in->p;
+    return 2 * h->alpha + 2 * h->beta * in->m * in->p + (in->p - 1) * in->xmap;
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * in->p;
+    return 2 * h->alpha + 2 * h->beta * in->m * in->p;
 }
 /* p - 1 ranks copy one block each at once, sharing the root buffer's memory bandwidth */
 double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0);
+    return 2 * h->alpha + 2 * h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0) + in->xmap;
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * (2 * in->p - 1);
+    return 2 * h->alpha + 2 * h->beta * in->m * (2 * in->p - 1);
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + h->beta * in->m * in->p;
+    return 2 * h->alpha + 2 * h->beta * in->m * in->p + (in->p - 1) * in->xmap;
 }

@@ -99,9 +99,9 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
     if (P > 1) {
         const mc_alg_t *rs = mc_alg_find(MC_REDUCE_SCATTER, "shm_ma"), *ag = mc_alg_find(MC_ALLGATHERV, "shm_pipe");
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-        if (rs && rs->cost) t += rs->cost(mc_hier_intra(h, in), &node);
+        t += mc_hier_step(h, in, rs, &node);
         node.m = node.ms = b;
-        if (ag && ag->cost) t += ag->cost(mc_hier_intra(h, in), &node);
+        t += mc_hier_step(h, in, ag, &node);
     }
     return t;
 }

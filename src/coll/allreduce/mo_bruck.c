@@ -252,9 +252,8 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     const mc_alg_t *ar = mc_alg_find(MC_ALLREDUCE, "shm_dpml"),
                    *ag = mc_alg_find(MC_ALLGATHERV, "shm_direct");
     mc_cost_in_t node = {.p = P, .m = m, .ms = m, .radix = in->radix, .sockets = 1};
-    const mc_hockney_t *hr = mc_hier_intra(hk, in);
-    if (P > 1 && ar && ar->cost) t += ar->cost(hr, &node);
-    double share = P > 1 && ag && ag->cost ? ag->cost(hr, &node) : 0;
+    t += mc_hier_step(hk, in, ar, &node);
+    double share = mc_hier_step(hk, in, ag, &node);
     return t + rounds_of(&p) * (share + P * m * hk->gamma);
 }
 

@@ -211,7 +211,7 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
     t += ag > fw ? ag : fw;
     const mc_alg_t *rs = mc_alg_find(MC_REDUCE_SCATTER, "shm_ma");
     mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
-    if (P > 1 && rs && rs->cost) t += rs->cost(mc_hier_intra(hk, in), &node);
+    t += mc_hier_step(hk, in, rs, &node);
     return t;
 }
 

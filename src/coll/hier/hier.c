@@ -73,10 +73,16 @@ void mc_hier_shape(const mc_cost_in_t *in, int *N, int *P)
     *P = p / *N;
 }
 
+double mc_hier_step(const mc_hockney_t *h, const mc_cost_in_t *in, const mc_alg_t *a, const mc_cost_in_t *node)
+{
+    if (!a || !a->cost || node->p <= 1) return 0;
+    mc_hockney_t s = *mc_hier_intra(h, in);
+    if (a->dav) s.beta /= 2;
+    return a->cost(&s, node);
+}
+
 double mc_hier_node_cost(const mc_hockney_t *h, mc_coll_t c, const char *alg, int P, double m)
 {
-    const mc_alg_t *a = mc_alg_find(c, alg);
-    if (P <= 1 || !a || !a->cost) return 0;
     mc_cost_in_t node = {.p = P, .m = m, .ms = m, .radix = 4, .sockets = 1, .nodes = 1};
-    return a->cost(h, &node);
+    return mc_hier_step(h, &node, mc_alg_find(c, alg), &node);
 }

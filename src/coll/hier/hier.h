@@ -44,6 +44,11 @@ static inline const mc_hockney_t *mc_hier_intra(const mc_hockney_t *h, const mc_
 {
     return in->intra ? in->intra : h;
 }
+/* Cost of a node step run by the shared-memory algorithm `a` (NULL: 0) with input `node`,
+ * for an algorithm across nodes evaluated with line h and input in. Shared-memory costs
+ * charge beta per byte of data-access volume; a copied byte is two of those, and is charged
+ * as one byte of the intra-node line: beta = intra beta / 2. */
+double mc_hier_step(const mc_hockney_t *h, const mc_cost_in_t *in, const mc_alg_t *a, const mc_cost_in_t *node);
 /* Hockney cost of the registered algorithm `alg` of collective c on one node of P ranks with
  * m bytes per rank: 0 when P <= 1 or there is no such algorithm. */
 double mc_hier_node_cost(const mc_hockney_t *h, mc_coll_t c, const char *alg, int P, double m);

@@ -269,7 +269,7 @@ static double cost(const mc_hockney_t *hk, const mc_cost_in_t *in)
         const mc_alg_t *ns = mc_alg_find(MC_SCATTER, "shm_direct");
         mc_cost_in_t node = {.p = P, .m = in->m, .ms = in->m, .radix = in->radix, .sockets = 1};
         const mc_hockney_t *hr = mc_hier_intra(hk, in);
-        intra = ns && ns->cost ? ns->cost(hr, &node) : 0;
+        intra = mc_hier_step(hk, in, ns, &node);
         for (long n = N; n > 1;) {
             long k = P + 1 < n ? P + 1 : n, part = (n + k - 1) / k;
             if (k > 2) handoff += hr->alpha + (double)part * P * in->m * hr->beta;

@@ -1,0 +1,153 @@
+/* Model-built selection, MCOLL_SELECT=model (collective-models-decision §6: a decision
+ * function built from a performance model and a machine profile).
+ *
+ * For a call of collective c with b bytes per rank on a communicator of p ranks over N nodes,
+ * every registered algorithm (segmented ones also at MC_MSEL_SEGS segment sizes below b) is
+ * costed under MCOLL_MODEL with the profile MCOLL_PROFILE (or the built-in one): on one node
+ * mc_cost_eval at the intra level, across nodes mc_cost_nodes (N x ceil(p / N)). The
+ * candidates are sorted by cost once per (context, collective, size class), at the class's
+ * geometric middle; a call takes the first candidate that applies to it. So a call costs what
+ * the rule table costs (a short scan with the applicability checks), and the decision is the
+ * same on every rank: it depends only on p, the node layout, the class of b and the profile.
+ *
+ * Collectives whose bytes differ between ranks (gatherv, scatterv, alltoallv) are not
+ * decided here: the table's bytes-independent rows keep them consistent. */
+#include "select.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include "../model/model.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCLASS 32       /* size classes: 0 bytes, then [2^(k-1), 2^k); 1 GiB and more in the last */
+#define MAXCAND 48
+static const long MC_MSEL_SEGS[] = {8192, 65536};
+
+typedef struct cand {
+    short alg;          /* registry index */
+    long seg;           /* segment size (0 = unsegmented) */
+    double t;           /* predicted seconds */
+} cand_t;
+
+typedef struct list {
+    int n;
+    cand_t c[];
+} list_t;
+
+struct mc_msel {
+    list_t *l[MC_NCOLL][NCLASS];   /* built on first use */
+};
+
+static mc_profile_t prof;
+static mc_model_t model = MC_MODEL_LOGGP;
+static int use_model;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+    const mc_config_t *cfg = mc_cfg();
+    char err[512];
+    mc_profile_default(&prof);
+    use_model = !strcmp(cfg->select, "model");
+    if (strcmp(cfg->select, "table") && strcmp(cfg->select, "model"))
+        mc_warn("MCOLL_SELECT=%s: not 'model' or 'table', using the table", cfg->select);
+    int m = mc_model_from_name(cfg->model);
+    if (m < 0) mc_warn("MCOLL_MODEL=%s: unknown model, using loggp", cfg->model);
+    else model = (mc_model_t)m;
+    if (*cfg->profile && mc_profile_load(cfg->profile, &prof, err, sizeof err)) {
+        mc_warn("MCOLL_PROFILE ignored, using the built-in profile: %s", err);
+        mc_profile_default(&prof);
+    }
+}
+
+int mc_msel_enabled(void)
+{
+    pthread_once(&once, init);
+    return use_model;
+}
+
+const char *mc_msel_describe(void)
+{
+    static char buf[96];
+    pthread_once(&once, init);
+    snprintf(buf, sizeof buf, "model %s, profile %s", mc_model_name(model), prof.name);
+    return buf;
+}
+
+static int bytes_free(mc_coll_t c)
+{
+    return c == MC_GATHERV || c == MC_SCATTERV || c == MC_ALLTOALLV;
+}
+
+static double class_bytes(int k)
+{
+    return k == 0 ? 0 : ldexp(M_SQRT2, k - 1);
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const cand_t *a = x, *b = y;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
+}
+
+static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg)
+{
+    mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
+                       .sockets = 1, .nodes = ctx->nnodes};
+    if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTRA, &in);
+    int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;
+    return mc_cost_nodes(alg, model, &prof, ctx->nnodes, P, &in, NULL);
+}
+
+static void add(list_t *l, int idx, long seg, double t)
+{
+    if (l->n < MAXCAND && isfinite(t) && t >= 0) l->c[l->n++] = (cand_t){(short)idx, seg, t};
+}
+
+static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
+{
+    double m = class_bytes(k);
+    list_t *l = malloc(sizeof *l + MAXCAND * sizeof(cand_t));
+    if (!l) return NULL;
+    l->n = 0;
+    for (int i = 0; i < mc_alg_count(c); i++) {
+        const mc_alg_t *alg = mc_alg_at(c, i);
+        if (!alg) continue;
+        add(l, i, 0, cost_of(ctx, alg, m, 0));
+        for (size_t s = 0; (alg->flags & MC_ALG_SEGMENTED) && s < sizeof MC_MSEL_SEGS / sizeof *MC_MSEL_SEGS; s++)
+            if (MC_MSEL_SEGS[s] < m) add(l, i, MC_MSEL_SEGS[s], cost_of(ctx, alg, m, MC_MSEL_SEGS[s]));
+    }
+    qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
+    return l;
+}
+
+int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
+{
+    if (bytes_free(a->coll)) return 0;
+    if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return 0;
+    int k = a->bytes ? mc_floor_log2((int)(a->bytes > (1u << 30) ? 1u << 30 : a->bytes)) + 1 : 0;
+    list_t **lp = &ctx->msel->l[a->coll][k < NCLASS ? k : NCLASS - 1], *l = *lp;
+    if (!l && !(l = *lp = build(ctx, a->coll, k))) return 0;
+    for (int i = 0; i < l->n; i++) {
+        const mc_alg_t *alg = mc_alg_at(a->coll, l->c[i].alg);
+        a->segsize = mc_cfg_segsize(a->coll, l->c[i].seg);
+        a->radix = mc_cfg_radix(a->coll, 4);
+        if (mc_alg_applicable(alg, ctx, a)) {
+            *index = l->c[i].alg;
+            *t = l->c[i].t;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void mc_msel_free(struct mc_msel *m)
+{
+    for (int c = 0; m && c < MC_NCOLL; c++)
+        for (int k = 0; k < NCLASS; k++) free(m->l[c][k]);
+    free(m);
+}
