@@ -8,7 +8,8 @@
 #   penalty.md / penalty.csv / penalty.png  mcoll-tune compare (paper Fig. 7)
 # Knobs (environment): TUNE_NP="2 3 4", TUNE_MIN=8, TUNE_MAX=4M, TUNE_STEP=4, TUNE_SEGS=8k,64k,
 #   TUNE_TIME=0.03 (seconds per size and pass), TUNE_COLLS=all, TUNE_QUICK=1 (short params),
-#   TUNE_INTER=1, MPI=openmpi|mpich (MPICH: 2 ranks only on this machine).
+#   TUNE_INTER=1, MPI=openmpi|mpich (MPICH: 2 ranks only on this machine). MCOLL_SELECT,
+#   MCOLL_MODEL, MCOLL_PROFILE are passed to the ranks when set (what the `default` column runs).
 set -euo pipefail
 build=${1:-build}; out=${2:-tune}
 bin=$build/bin/mcoll-tune
@@ -17,10 +18,11 @@ mpi=${MPI:-openmpi}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 launch() {   # launch NP [openmpi btl] -- command...
-  local np=$1 btl=$2; shift 2
+  local np=$1 btl=$2 fwd=() v; shift 2
+  for v in MCOLL_SELECT MCOLL_MODEL MCOLL_PROFILE; do [ -n "${!v:-}" ] && fwd+=(-x "$v"); done
   if [ "$mpi" = openmpi ]; then
     mpiexec.openmpi --oversubscribe --bind-to none --mca btl "$btl" --mca mpi_yield_when_idle 1 \
-      -x MCOLL_VNODE_SIZE -n "$np" "$@"
+      -x MCOLL_VNODE_SIZE "${fwd[@]}" -n "$np" "$@"
   else
     mpiexec.mpich -n "$np" "$@"
   fi

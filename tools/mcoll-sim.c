@@ -52,6 +52,7 @@ static void usage(FILE *f)
             "  --dav                  data-access volume of the shm algorithms (+ paper reference\n"
             "                         formulas of ring and DPML) for P ranks\n"
             "  --validate BENCH.csv   median |pred-meas|/meas per model against mcoll-bench --csv\n"
+            "                         (with --csv FILE: every row's measured and predicted times)\n"
             "  --check                headline directions of the papers (exit 1 when one fails)\n"
             "  --save-profile FILE    write the selected profile as JSON\n");
 }
@@ -416,6 +417,9 @@ static int run_validate(const opts_t *o)
     char line[1024], coll[64], mode[16], var[64], alg[64];
     int ranks;
     double bytes, iters, native, meas;
+    FILE *d = o->csv ? fopen(o->csv, "w") : NULL;
+    if (o->csv && !d) return perror(o->csv), fclose(f), 1;
+    if (d) fprintf(d, "coll,p,bytes,alg,meas_us,hockney_us,loggp_us,plogp_us\n");
     while (fgets(line, sizeof line, f) && n < MAXROWS) {
         if (sscanf(line, "%63[^,],%d,%lf,%lf,%15[^,],%63[^,],%63[^,],%lf,%lf", coll, &ranks, &bytes, &iters,
                    mode, var, alg, &native, &meas) != 9)
@@ -423,13 +427,17 @@ static int run_validate(const opts_t *o)
         int c = mc_coll_from_name(coll);
         const mc_alg_t *a = c >= 0 ? mc_alg_find(c, alg) : NULL;
         if (!a || strcmp(var, alg) || meas <= 0 || !fits(a, 1, ranks) || nc[c] >= MAXROWS / 8) continue;
+        if (d) fprintf(d, "%s,%d,%.0f,%s,%.3f", coll, ranks, bytes, alg, meas);
         for (int m = 0; m < MC_NMODELS; m++) {
             double t = predict(a, m, &o->prof, 1, ranks, bytes, o->radix, o->segsize) * 1e6;
             err[m][n] = ec[m][c][nc[c]] = fabs(t - meas) / meas;
+            if (d) fprintf(d, ",%.3f", t);
         }
+        if (d) fprintf(d, "\n");
         nc[c]++, n++;
     }
     fclose(f);
+    if (d) fclose(d);
     if (!n) { fprintf(stderr, "mcoll-sim: %s: no mcoll-bench rows with a modelled algorithm\n", o->validate); return 1; }
     printf("# model error against %s, profile %s: median |pred - meas| / meas (rows)\n", o->validate, o->prof.name);
     printf("%-22s %8s %8s %8s %6s\n", "collective", "hockney", "loggp", "plogp", "rows");

@@ -112,6 +112,7 @@ typedef struct mc_cost_in {
     double xmap;        /* shared-memory algorithms: start-up of one single copy from another
                          * rank's address space (a CMA system call); 0 = buffers in the shared
                          * heap (zero copy) or not modelled */
+    double xmap_b;      /* and its seconds per byte (0: a plain copy, 2 beta per byte) */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

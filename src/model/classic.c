@@ -462,13 +462,15 @@ mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
     mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
-    /* working set: about half the access volume (each byte is loaded and stored); within the
-     * cores' L2s it moves at the in-cache copy rate, beyond at the memory copy rate */
+    /* working set: about half the access volume (each byte is loaded and stored); while it
+     * fits the caches (C = LLC + p L2, the adaptive copy's capacity) bytes move between the
+     * cores' caches at c_copy, beyond at the memory copy rate */
     double w = alg->dav ? alg->dav(in) / 2 : 0, bw = prof->t_copy;
-    if (prof->c_copy > 0 && w <= prof->l2 * (in->p > 0 ? in->p : 1)) bw = prof->c_copy;
+    if (prof->c_copy > 0 && w <= prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1)) bw = prof->c_copy;
     h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
     mc_cost_in_t c = *in;
     c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
+    c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? 1.0 / prof->cma_bw : 0;
     return alg->cost(&h, &c);
 }
 

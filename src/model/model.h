@@ -41,8 +41,9 @@ typedef struct mc_profile {
     mc_net_t net[MC_NLEVELS];
     double gamma;           /* s/byte of a reduction (MPI_SUM of doubles) */
     double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s (memory) */
-    double c_copy;          /* copy bandwidth within the L2, bytes/s (JSON copy.c_copy, optional:
-                             * absent = 0 = t_copy everywhere) */
+    double c_copy;          /* copy bandwidth of cache-resident data last written by another
+                             * core, bytes/s (JSON copy.c_copy, optional: absent = 0 = t_copy
+                             * everywhere) */
     double l1, l2, l3;      /* cache sizes per core (l1, l2) and per socket (l3), bytes */
     /* The node's network interface, shared by all ranks of a node (mc_cost_nodes): messages/s
      * and bytes/s it carries per direction; 0 = not limited. JSON "nic": {"rate", "bw"},
@@ -50,9 +51,9 @@ typedef struct mc_profile {
     double nic_rate, nic_bw;
     /* Shared-memory algorithms (those with a DAV model): one flag round between the cores of
      * a node (their alpha), and the start-up of a single copy from another rank's address
-     * space (CMA system call; in->xmap). JSON "shm": {"sync", "xmap"}, optional (absent: the
-     * built-in values). */
-    double shm_sync, xmap;
+     * space (CMA system call; in->xmap) and that copy's rate in bytes/s (in->xmap_b = 1 /
+     * cma_bw). JSON "shm": {"sync", "xmap", "cma_bw"}, optional (absent: the built-in values). */
+    double shm_sync, xmap, cma_bw;
 } mc_profile_t;
 
 const char *mc_model_name(mc_model_t m);

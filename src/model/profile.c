@@ -12,9 +12,9 @@
  *   "nic": {"rate": messages/s, "bw": B/s}     optional: a node's network interface, shared
  *                                              by its ranks (mc_cost_nodes); absent = 0 =
  *                                              not limited
- *   "shm": {"sync": s, "xmap": s}              optional: a flag round of the node region and
- *                                              the start-up of one CMA copy (shared-memory
- *                                              algorithms); absent = the built-in values
+ *   "shm": {"sync": s, "xmap": s, "cma_bw": B/s}  optional: a flag round of the node region,
+ *                                              the start-up and rate of a CMA copy (shared-
+ *                                              memory algorithms); absent = the built-in values
  * } */
 #include "model.h"
 #include <jansson.h>
@@ -68,6 +68,7 @@ static void shm_default(mc_profile_t *p)
 {
     p->shm_sync = 0.2e-6;
     p->xmap = 2.5e-6;
+    p->cma_bw = 20e9;
 }
 
 /* Constants for the machine class mcoll targets first: a current x86-64 server node (AMD EPYC
@@ -81,7 +82,7 @@ void mc_profile_default(mc_profile_t *p)
     p->gamma = 1.0 / 4e9; /* ~4 GB/s MPI_SUM of doubles, one core */
     p->t_copy = 8e9;      /* memcpy through the caches, one core */
     p->nt_copy = 11e9;    /* streaming stores, one core */
-    p->c_copy = 30e9;     /* memcpy within L2, one core */
+    p->c_copy = 25e9;     /* memcpy of data in another core's caches */
     p->l1 = 32768, p->l2 = 512 * 1024, p->l3 = 32.0 * 1024 * 1024;
     shm_default(p);
     mc_net_t *a = &p->net[MC_LEVEL_INTRA], *e = &p->net[MC_LEVEL_INTER];
@@ -124,7 +125,8 @@ int mc_profile_validate(const mc_profile_t *p, char *err, size_t n)
     if (bad(p->l1) || bad(p->l2) || bad(p->l3))
         return fail(err, n, "cache sizes must be finite numbers >= 0");
     if (bad(p->nic_rate) || bad(p->nic_bw)) return fail(err, n, "nic: rate and bw must be finite numbers >= 0");
-    if (bad(p->shm_sync) || bad(p->xmap)) return fail(err, n, "shm: sync and xmap must be finite numbers >= 0");
+    if (bad(p->shm_sync) || bad(p->xmap) || bad(p->cma_bw))
+        return fail(err, n, "shm: sync, xmap and cma_bw must be finite numbers >= 0");
     for (int l = 0; l < MC_NLEVELS; l++) {
         const mc_net_t *x = &p->net[l];
         const char *lv = level_names[l];
@@ -237,6 +239,7 @@ static void read_profile(rd_t *r, json_t *root, mc_profile_t *p)
     if (shm) {
         p->shm_sync = num(r, shm, "shm", "sync");
         p->xmap = num(r, shm, "shm", "xmap");
+        p->cma_bw = num(r, shm, "shm", "cma_bw");
     }
 }
 
@@ -288,7 +291,7 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t n
     if (root && (p->nic_rate > 0 || p->nic_bw > 0))
         json_object_set_new(root, "nic", json_pack("{s:f,s:f}", "rate", p->nic_rate, "bw", p->nic_bw));
     if (root && p->c_copy > 0) json_object_set_new(json_object_get(root, "copy"), "c_copy", json_real(p->c_copy));
-    if (root) json_object_set_new(root, "shm", json_pack("{s:f,s:f}", "sync", p->shm_sync, "xmap", p->xmap));
+    if (root) json_object_set_new(root, "shm", json_pack("{s:f,s:f,s:f}", "sync", p->shm_sync, "xmap", p->xmap, "cma_bw", p->cma_bw));
     if (!root) return fail(err, n, "%s: out of memory building the JSON document", path);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);

@@ -1,5 +1,5 @@
-/* Model-built selection, MCOLL_SELECT=model (collective-models-decision §6: a decision
- * function built from a performance model and a machine profile).
+/* Model-built selection, the default (MCOLL_SELECT=model; collective-models-decision §6: a
+ * decision function built from a performance model and a machine profile).
  *
  * For a call of collective c with b bytes per rank on a communicator of p ranks over N nodes,
  * every registered algorithm (segmented ones also at MC_MSEL_SEGS segment sizes below b) is
@@ -42,7 +42,7 @@ struct mc_msel {
 };
 
 static mc_profile_t prof;
-static mc_model_t model = MC_MODEL_LOGGP;
+static mc_model_t model = MC_MODEL_PLOGP;
 static int use_model;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -51,11 +51,11 @@ static void init(void)
     const mc_config_t *cfg = mc_cfg();
     char err[512];
     mc_profile_default(&prof);
-    use_model = !strcmp(cfg->select, "model");
+    use_model = strcmp(cfg->select, "table") != 0;
     if (strcmp(cfg->select, "table") && strcmp(cfg->select, "model"))
-        mc_warn("MCOLL_SELECT=%s: not 'model' or 'table', using the table", cfg->select);
+        mc_warn("MCOLL_SELECT=%s: not 'model' or 'table', using the model", cfg->select);
     int m = mc_model_from_name(cfg->model);
-    if (m < 0) mc_warn("MCOLL_MODEL=%s: unknown model, using loggp", cfg->model);
+    if (m < 0) mc_warn("MCOLL_MODEL=%s: unknown model, using plogp", cfg->model);
     else model = (mc_model_t)m;
     if (*cfg->profile && mc_profile_load(cfg->profile, &prof, err, sizeof err)) {
         mc_warn("MCOLL_PROFILE ignored, using the built-in profile: %s", err);
@@ -134,8 +134,10 @@ int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
     if (!l && !(l = *lp = build(ctx, a->coll, k))) return 0;
     for (int i = 0; i < l->n; i++) {
         const mc_alg_t *alg = mc_alg_at(a->coll, l->c[i].alg);
-        a->segsize = mc_cfg_segsize(a->coll, l->c[i].seg);
-        a->radix = mc_cfg_radix(a->coll, 4);
+        if ((alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) {
+            a->segsize = mc_cfg_segsize(a->coll, l->c[i].seg);
+            a->radix = mc_cfg_radix(a->coll, 4);
+        }
         if (mc_alg_applicable(alg, ctx, a)) {
             *index = l->c[i].alg;
             *t = l->c[i].t;

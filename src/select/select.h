@@ -1,5 +1,5 @@
 /* Algorithm selection: forced (mcoll_set_alg / MCOLL_<COLL>_ALG) > rules file (MCOLL_RULES,
- * rules.h) > the model (MCOLL_SELECT=model: model.c) > default rule table >
+ * rules.h) > the model (model.c; unless MCOLL_SELECT=table) > default rule table >
  * first applicable registered algorithm > PMPI. */
 #ifndef MC_SELECT_H
 #define MC_SELECT_H
@@ -23,7 +23,7 @@ typedef struct mc_rule {
     int min_nodes;          /* only on communicators spanning at least this many nodes (0 = any) */
 } mc_rule_t;
 int mc_rule_count(void);
-/* Model-built decisions (model.c). enabled: MCOLL_SELECT=model. pick: 1 with the
+/* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: 1 with the
  * cheapest applicable candidate's index, a->segsize/radix set and its predicted time in *t;
  * 0 when the model does not decide this call (bytes differ between ranks, no candidate). */
 int mc_msel_enabled(void);

@@ -598,8 +598,14 @@ double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in) { return 2.0 * in->p *
 
 /* Hockney .cost of the shared-memory algorithms: alpha per flag round, beta per byte of
  * data-access volume (a copied byte is a load and a store: 2 beta), in->xmap per single copy
- * from another address space (CMA; 0 in the shared heap) on the critical path.
- * Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
+ * from another address space (CMA; 0 in the shared heap) on the critical path and
+ * in->xmap_b per byte it moves (a plain copy's 2 beta when 0). */
+static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, double bytes)
+{
+    return copies * in->xmap + bytes * (in->xmap_b > 0 ? in->xmap_b : 2 * h->beta);
+}
+
+/* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
  * two flag round trips. Direct (address posting, direct_open/direct_close): alpha is one flag
  * exchange of the node (every rank publishes one flag and waits for everyone's: the posts are
  * read in parallel, not one round trip per peer), then single copies: two exchanges (posts
@@ -612,7 +618,7 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 3 * h->alpha + 2 * h->beta * in->m * (in->p - 1) / in->p + (in->p - 1) * in->xmap;
+    return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -621,7 +627,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + 2 * h->beta * in->m * in->p + (in->p - 1) * in->xmap;
+    return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -630,7 +636,7 @@ double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* p - 1 ranks copy one block each at once, sharing the root buffer's memory bandwidth */
 double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + 2 * h->beta * in->m * (in->p > 2 ? in->p / 2.0 : 1.0) + in->xmap;
+    return 2 * h->alpha + xcopy(h, in, 1, in->m * (in->p > 2 ? in->p / 2.0 : 1.0));
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -638,5 +644,5 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + 2 * h->beta * in->m * in->p + (in->p - 1) * in->xmap;
+    return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
