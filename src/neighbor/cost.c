@@ -8,32 +8,51 @@
  *   T_standard = max_ranks C(all)
  *   T_aggr     = max(max_ranks C(L), max_ranks C(S) + max_ranks C(G) + max_ranks C(R))
  *                + gamma * max_ranks(local copy bytes)
- * The parameters are placeholders in this one table, to be replaced by a measured profile
- * (model issue). */
+ * The parameters come from the profile and model of the default selection (MCOLL_PROFILE,
+ * MCOLL_MODEL): each model's equivalent Hockney line, intra-node within a region and inter-node
+ * between regions when regions are nodes; with socket regions both are the intra-node line
+ * (the profile has no per-socket parameters). Local copies at the memory copy rate. */
 #include "neighbor.h"
+#include "../model/model.h"
+#include "../select/select.h"
+#include <pthread.h>
 #include <string.h>
 
-static const struct {
+typedef struct {
     double alpha_intra, beta_intra; /* s per message, s per byte, same region */
     double alpha_inter, beta_inter; /* other region */
     double gamma_copy;              /* s per byte of local copies (memcpy) */
-} K = {
-    .alpha_intra = 0.4e-6,
-    .beta_intra = 1.0 / 8e9,
-    .alpha_inter = 2.0e-6,
-    .beta_inter = 1.0 / 4e9,
-    .gamma_copy = 1.0 / 10e9,
-};
+} k_t;
+
+static k_t K_node, K_socket;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static _Thread_local const k_t *K = &K_node; /* the set of the init being costed */
+
+static void init(void)
+{
+    int m;
+    const mc_profile_t *p = mc_msel_profile(&m);
+    mc_hockney_t a = mc_cost_line((mc_model_t)m, p, MC_LEVEL_INTRA), e = mc_cost_line((mc_model_t)m, p, MC_LEVEL_INTER);
+    double g = p->t_copy > 0 ? 1.0 / p->t_copy : a.beta;
+    K_node = (k_t){a.alpha, a.beta, e.alpha, e.beta, g};
+    K_socket = (k_t){a.alpha, a.beta, a.alpha, a.beta, g};
+}
+
+void mc_nb_cost_params(int region_socket)
+{
+    pthread_once(&once, init);
+    K = region_socket ? &K_socket : &K_node;
+}
 
 double mc_nb_pair_weight(int64_t bytes)
 {
-    return K.alpha_inter + K.beta_inter * (double)bytes;
+    return K->alpha_inter + K->beta_inter * (double)bytes;
 }
 
 static double side(const mc_nb_counts_t *c, int step, int dir)
 {
-    return K.alpha_intra * (double)c->msgs[step][0][dir] + K.beta_intra * (double)c->bytes[step][0][dir] +
-           K.alpha_inter * (double)c->msgs[step][1][dir] + K.beta_inter * (double)c->bytes[step][1][dir];
+    return K->alpha_intra * (double)c->msgs[step][0][dir] + K->beta_intra * (double)c->bytes[step][0][dir] +
+           K->alpha_inter * (double)c->msgs[step][1][dir] + K->beta_inter * (double)c->bytes[step][1][dir];
 }
 
 static double step_cost(const mc_nb_counts_t *c, int step)
@@ -74,10 +93,10 @@ int mc_nb_costs(const mc_nb_in_t *in, mc_nb_plan_t *const *plans, int n, double 
         if (!plans[i]) {
             cost[i] = -1;
         } else if (plans[i]->alg == MCOLL_NEIGHBOR_STANDARD) {
-            cost[i] = w[0] + K.gamma_copy * w[5];
+            cost[i] = w[0] + K->gamma_copy * w[5];
         } else {
             double chain = w[1 + MC_NB_S] + w[1 + MC_NB_G] + w[1 + MC_NB_R];
-            cost[i] = (w[1 + MC_NB_L] > chain ? w[1 + MC_NB_L] : chain) + K.gamma_copy * w[5];
+            cost[i] = (w[1 + MC_NB_L] > chain ? w[1 + MC_NB_L] : chain) + K->gamma_copy * w[5];
         }
     }
     return MPI_SUCCESS;

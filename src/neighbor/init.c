@@ -218,6 +218,7 @@ static int init_collective(mc_nb_req_t *r, mc_nb_in_t *in, MPI_Comm comm, MPI_In
     in->comm = r->comm;
     PMPI_Comm_size(in->comm, &in->size);
     PMPI_Comm_rank(in->comm, &in->rank);
+    mc_nb_cost_params(in->region_socket);
     rc = mc_nb_regions(in);
     if (rc == MPI_SUCCESS) rc = plan_and_choose(r, in, forced);
     if (rc == MPI_SUCCESS) rc = mc_nb_req_materialize(r);

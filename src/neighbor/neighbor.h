@@ -154,6 +154,9 @@ int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt
  * same on every rank (collective over in->comm). *rc is agreed on too: it becomes an error
  * on every rank when it is one on any. */
 int mc_nb_costs(const mc_nb_in_t *in, mc_nb_plan_t *const *plans, int n, double *cost, int *rc);
+/* Selects the cost parameters of this thread's init: node regions (intra / inter lines of the
+ * profile) or socket regions (the intra line for both). Before mc_nb_regions. */
+void mc_nb_cost_params(int region_socket);
 /* LPT weight of an inter-region pair of `bytes`. */
 double mc_nb_pair_weight(int64_t bytes);
 

@@ -147,6 +147,13 @@ int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
     return 0;
 }
 
+const mc_profile_t *mc_msel_profile(int *m)
+{
+    pthread_once(&once, init);
+    *m = (int)model;
+    return &prof;
+}
+
 void mc_msel_free(struct mc_msel *m)
 {
     for (int c = 0; m && c < MC_NCOLL; c++)

@@ -29,6 +29,10 @@ int mc_rule_count(void);
 int mc_msel_enabled(void);
 int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
 const char *mc_msel_describe(void);
+/* The profile and model (an mc_model_t) the default selection uses (MCOLL_PROFILE, MCOLL_MODEL):
+ * the other cost models of the library (neighbor strategies) take their parameters from it. */
+struct mc_profile;
+const struct mc_profile *mc_msel_profile(int *model);
 struct mc_msel;
 void mc_msel_free(struct mc_msel *m);
 const mc_rule_t *mc_rule_at(int i);
