@@ -455,22 +455,55 @@ mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t
     return equivalent_hockney(&e);
 }
 
+/* Bytes of all ranks' buffers in one call (send and receive sides), whatever the algorithm,
+ * with m as in mc_cost_in_t. A call whose buffers exceed the caches (LLC + p L2, the adaptive
+ * copy's capacity) moves every byte at memory speed: the shared-memory copies at t_copy instead
+ * of c_copy, and the point-to-point parameters, measured in cache by the ping-pong, c_copy /
+ * t_copy times slower. */
+static double footprint(mc_coll_t c, const mc_cost_in_t *in)
+{
+    double p = in->p > 0 ? in->p : 1, m = in->m;
+    switch (c) {
+    case MC_BARRIER: return 0;
+    case MC_BCAST: return p * m;
+    case MC_ALLGATHER:
+    case MC_ALLGATHERV: return p * (p + 1) * m;
+    case MC_ALLTOALL: return 2 * p * p * m;
+    case MC_REDUCE_SCATTER:
+    case MC_REDUCE_SCATTER_BLOCK: return p * m + m;
+    default: return 2 * p * m; /* reduce, allreduce, gather(v), scatter(v), alltoallv, scans */
+    }
+}
+
+static double mem_slowdown(const mc_profile_t *prof, const mc_alg_t *alg, const mc_cost_in_t *in)
+{
+    double cap = prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1);
+    if (prof->l3 <= 0 || !(prof->c_copy > prof->t_copy) || prof->t_copy <= 0) return 1;
+    return footprint(alg->coll, in) > cap ? prof->c_copy / prof->t_copy : 1;
+}
+
+/* The intra-node byte parameters of every model, s times slower. */
+static void slow_intra(mc_profile_t *p, double s)
+{
+    mc_net_t *x = &p->net[MC_LEVEL_INTRA];
+    x->hockney.beta *= s;
+    x->loggp.G *= s;
+    for (int i = 0; i < x->plogp.n; i++) x->plogp.os[i] *= s, x->plogp.orr[i] *= s, x->plogp.g[i] *= s;
+}
+
 /* Shared-memory algorithms: their .cost charges alpha per flag round and beta per byte of
  * data-access volume (loads + stores); fed with a point-to-point line they would pay the p2p
  * path's start-up per flag and two copies per byte, and lose everywhere (100-300 % penalties
- * measured before this mapping). */
+ * measured before this mapping). Bytes move between the cores' caches at c_copy while the
+ * call fits the caches, else at t_copy (CMA copies slow down by the same ratio). */
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
     mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
-    /* working set: about half the access volume (each byte is loaded and stored); while it
-     * fits the caches (C = LLC + p L2, the adaptive copy's capacity) bytes move between the
-     * cores' caches at c_copy, beyond at the memory copy rate */
-    double w = alg->dav ? alg->dav(in) / 2 : 0, bw = prof->t_copy;
-    if (prof->c_copy > 0 && w <= prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1)) bw = prof->c_copy;
+    double s = mem_slowdown(prof, alg, in), bw = s > 1 || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
     h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
     mc_cost_in_t c = *in;
     c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
-    c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? 1.0 / prof->cma_bw : 0;
+    c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? s / prof->cma_bw : 0;
     return alg->cost(&h, &c);
 }
 
@@ -478,6 +511,13 @@ double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *p
                     const mc_cost_in_t *in)
 {
     if (alg && alg->dav && alg->cost) return shm_cost(alg, prof, in);
+    mc_profile_t slow;
+    double s = alg && level == MC_LEVEL_INTRA ? mem_slowdown(prof, alg, in) : 1;
+    if (s > 1) {
+        slow = *prof;
+        slow_intra(&slow, s);
+        prof = &slow;
+    }
     env_t e = env_of(model, prof, level);
     if (model != MC_MODEL_HOCKNEY) {
         double t = mc_cost_formula(alg, model, prof, level, in);
