@@ -10,8 +10,10 @@
  * the rule table costs (a short scan with the applicability checks), and the decision is the
  * same on every rank: it depends only on p, the node layout, the class of b and the profile.
  *
- * Collectives whose bytes differ between ranks (gatherv, scatterv, alltoallv) are not
- * decided here: the table's bytes-independent rows keep them consistent. */
+ * Collectives whose bytes differ between ranks (gatherv, scatterv, alltoallv) get one list per
+ * context that does not depend on the size: candidates sorted by the sum over the size classes
+ * 2 B..4 MiB of their cost over the class's cheapest (the byte-independent decision of
+ * mcoll-tune's measured rules), so all ranks agree. */
 #include "select.h"
 #include "../core/config.h"
 #include "../core/log.h"
@@ -39,6 +41,7 @@ typedef struct list {
 
 struct mc_msel {
     list_t *l[MC_NCOLL][NCLASS];   /* built on first use */
+    list_t *any[MC_NCOLL];         /* size-independent lists (bytes_free) */
 };
 
 static mc_profile_t prof;
@@ -125,13 +128,45 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
     return l;
 }
 
+/* The size-independent list: score = sum over classes 2..23 (2 B..4 MiB) of cost / the class's
+ * cheapest; unsegmented candidates only (no v-collective is segmented). */
+static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
+{
+    enum { K0 = 2, K1 = 23 };
+    list_t *l = malloc(sizeof *l + MAXCAND * sizeof(cand_t));
+    double t[MAXCAND][K1 - K0 + 1], best[K1 - K0 + 1];
+    if (!l) return NULL;
+    l->n = 0;
+    for (int k = K0; k <= K1; k++) best[k - K0] = INFINITY;
+    for (int i = 0; i < mc_alg_count(c) && l->n < MAXCAND; i++) {
+        const mc_alg_t *alg = mc_alg_at(c, i);
+        int ok = alg != NULL;
+        for (int k = K0; ok && k <= K1; k++) {
+            double v = t[l->n][k - K0] = cost_of(ctx, alg, class_bytes(k), 0);
+            ok = isfinite(v) && v >= 0;
+        }
+        if (!ok) continue;
+        for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
+        l->c[l->n++] = (cand_t){(short)i, 0, 0};
+    }
+    for (int j = 0; j < l->n; j++)
+        for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);
+    qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
+    return l;
+}
+
 int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
 {
-    if (bytes_free(a->coll)) return 0;
     if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return 0;
-    int k = a->bytes ? mc_floor_log2((int)(a->bytes > (1u << 30) ? 1u << 30 : a->bytes)) + 1 : 0;
-    list_t **lp = &ctx->msel->l[a->coll][k < NCLASS ? k : NCLASS - 1], *l = *lp;
-    if (!l && !(l = *lp = build(ctx, a->coll, k))) return 0;
+    list_t **lp, *l;
+    if (bytes_free(a->coll)) {
+        lp = &ctx->msel->any[a->coll];
+        if (!(l = *lp) && !(l = *lp = build_any(ctx, a->coll))) return 0;
+    } else {
+        int k = a->bytes ? mc_floor_log2((int)(a->bytes > (1u << 30) ? 1u << 30 : a->bytes)) + 1 : 0;
+        lp = &ctx->msel->l[a->coll][k < NCLASS ? k : NCLASS - 1];
+        if (!(l = *lp) && !(l = *lp = build(ctx, a->coll, k))) return 0;
+    }
     for (int i = 0; i < l->n; i++) {
         const mc_alg_t *alg = mc_alg_at(a->coll, l->c[i].alg);
         if ((alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) {
@@ -156,7 +191,9 @@ const mc_profile_t *mc_msel_profile(int *m)
 
 void mc_msel_free(struct mc_msel *m)
 {
-    for (int c = 0; m && c < MC_NCOLL; c++)
+    for (int c = 0; m && c < MC_NCOLL; c++) {
         for (int k = 0; k < NCLASS; k++) free(m->l[c][k]);
+        free(m->any[c]);
+    }
     free(m);
 }

@@ -274,8 +274,9 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
         alg = mc_alg_at(a->coll, *index);
         if (mc_cfg()->verbose) {
             char why[160];
-            snprintf(why, sizeof why, "%s%s: %.3g us", declined ? "forced algorithm not applicable; " : "",
-                     mc_msel_describe(), t * 1e6);
+            int any = a->coll == MC_GATHERV || a->coll == MC_SCATTERV || a->coll == MC_ALLTOALLV;
+            snprintf(why, sizeof why, any ? "%s%s: score %.3g over the sizes" : "%s%s: %.3g us",
+                     declined ? "forced algorithm not applicable; " : "", mc_msel_describe(), any ? t : t * 1e6);
             explain(ctx, a, alg, why);
         }
         return alg;

@@ -24,8 +24,8 @@ typedef struct mc_rule {
 } mc_rule_t;
 int mc_rule_count(void);
 /* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: 1 with the
- * cheapest applicable candidate's index, a->segsize/radix set and its predicted time in *t;
- * 0 when the model does not decide this call (bytes differ between ranks, no candidate). */
+ * cheapest applicable candidate's index, a->segsize/radix set and its predicted time in *t
+ * (gatherv, scatterv, alltoallv: its size-independent score); 0 when no candidate applies. */
 int mc_msel_enabled(void);
 int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
 const char *mc_msel_describe(void);
