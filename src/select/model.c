@@ -31,7 +31,7 @@ static const long MC_MSEL_SEGS[] = {8192, 65536};
 typedef struct cand {
     short alg;          /* registry index */
     long seg;           /* segment size (0 = unsegmented) */
-    double t;           /* predicted seconds */
+    double t;           /* predicted seconds (size-independent lists: the score) */
 } cand_t;
 
 typedef struct list {
@@ -97,11 +97,16 @@ static int cmp_cand(const void *x, const void *y)
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
 
+/* Round-by-round replay (mc_cost_nodes) costs O(rounds x ranks) per algorithm, up to p^2 for
+ * the ring: beyond this many ranks the flat formulas at the inter level decide instead. */
+enum { REPLAY_MAX = 4096 };
+
 static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg)
 {
     mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
                        .sockets = 1, .nodes = ctx->nnodes};
     if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTRA, &in);
+    if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTER, &in);
     int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;
     return mc_cost_nodes(alg, model, &prof, ctx->nnodes, P, &in, NULL);
 }
