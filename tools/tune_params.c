@@ -323,6 +323,13 @@ static double shm_sync(int quick)
     double best = 0, mx;
     if (mcoll_set_alg("barrier", "shm")) return 0;
     for (int i = 0; i < n; i++) MPI_Barrier(W);
+    const char *ran = mcoll_last_alg("barrier");
+    int shm = ran && !strcmp(ran, "shm"), all;
+    MPI_Allreduce(&shm, &all, 1, MPI_INT, MPI_MIN, W);
+    if (!all) { /* no node region (MCOLL_SHM=0, ranks on two nodes): keep the profile's value */
+        mcoll_set_alg("barrier", "auto");
+        return 0;
+    }
     /* the fastest batch: on a shared machine preemption only adds time */
     for (int b = 0; b < batches; b++) {
         double t0 = MPI_Wtime();
