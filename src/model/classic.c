@@ -475,11 +475,16 @@ static double footprint(mc_coll_t c, const mc_cost_in_t *in)
     }
 }
 
+static int beyond_caches(const mc_profile_t *prof, const mc_alg_t *alg, const mc_cost_in_t *in)
+{
+    return prof->l3 > 0 && footprint(alg->coll, in) > prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1);
+}
+
+/* How much slower a byte moves beyond the caches than within them (1 when not known). */
 static double mem_slowdown(const mc_profile_t *prof, const mc_alg_t *alg, const mc_cost_in_t *in)
 {
-    double cap = prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1);
-    if (prof->l3 <= 0 || !(prof->c_copy > prof->t_copy) || prof->t_copy <= 0) return 1;
-    return footprint(alg->coll, in) > cap ? prof->c_copy / prof->t_copy : 1;
+    if (!beyond_caches(prof, alg, in) || !(prof->c_copy > prof->t_copy) || prof->t_copy <= 0) return 1;
+    return prof->c_copy / prof->t_copy;
 }
 
 /* The intra-node byte parameters of every model, s times slower. */
@@ -499,7 +504,8 @@ static void slow_intra(mc_profile_t *p, double s)
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
     mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
-    double s = mem_slowdown(prof, alg, in), bw = s > 1 || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
+    double s = mem_slowdown(prof, alg, in);
+    double bw = beyond_caches(prof, alg, in) || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
     h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
     mc_cost_in_t c = *in;
     c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
