@@ -175,10 +175,11 @@ static int cand_index(const cell_t *c, const char *alg, long seg)
     return -1;
 }
 
+/* Barrier has no size; the others' bytes differ between ranks (mc_coll_bytes_vary). */
 static int bytes_free(const char *coll)
 {
-    return !strcmp(coll, "gatherv") || !strcmp(coll, "scatterv") || !strcmp(coll, "alltoallv") ||
-           !strcmp(coll, "barrier");
+    int c = mc_coll_from_name(coll);
+    return c == MC_BARRIER || (c >= 0 && mc_coll_bytes_vary((mc_coll_t)c));
 }
 
 static int best_of(const cell_t *c)

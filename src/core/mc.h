@@ -24,6 +24,9 @@ typedef enum {
 } mc_coll_t;
 
 const char *mc_coll_name(mc_coll_t c);
+/* 1 for the collectives whose bytes per rank differ between ranks (gatherv, scatterv,
+ * alltoallv: mc_args_t.bytes): no decision all ranks must share may depend on their size. */
+int mc_coll_bytes_vary(mc_coll_t c);
 int mc_coll_from_name(const char *name); /* -1 when unknown */
 
 /* ---------------------------------------------------------------- context */

@@ -12,6 +12,8 @@ static const char *const coll_names[MC_NCOLL] = {
 
 const char *mc_coll_name(mc_coll_t c) { return (unsigned)c < MC_NCOLL ? coll_names[c] : "?"; }
 
+int mc_coll_bytes_vary(mc_coll_t c) { return c == MC_GATHERV || c == MC_SCATTERV || c == MC_ALLTOALLV; }
+
 int mc_coll_from_name(const char *name)
 {
     for (int c = 0; name && c < MC_NCOLL; c++)

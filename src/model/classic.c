@@ -481,10 +481,9 @@ static int beyond_caches(const mc_profile_t *prof, const mc_alg_t *alg, const mc
 }
 
 /* How much slower a byte moves beyond the caches than within them (1 when not known). */
-static double mem_slowdown(const mc_profile_t *prof, const mc_alg_t *alg, const mc_cost_in_t *in)
+static double mem_slowdown(const mc_profile_t *prof)
 {
-    if (!beyond_caches(prof, alg, in) || !(prof->c_copy > prof->t_copy) || prof->t_copy <= 0) return 1;
-    return prof->c_copy / prof->t_copy;
+    return prof->c_copy > prof->t_copy && prof->t_copy > 0 ? prof->c_copy / prof->t_copy : 1;
 }
 
 /* The intra-node byte parameters of every model, s times slower. */
@@ -504,8 +503,8 @@ static void slow_intra(mc_profile_t *p, double s)
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
     mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
-    double s = mem_slowdown(prof, alg, in);
-    double bw = beyond_caches(prof, alg, in) || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
+    int far = beyond_caches(prof, alg, in);
+    double s = far ? mem_slowdown(prof) : 1, bw = far || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
     h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
     mc_cost_in_t c = *in;
     c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
@@ -518,7 +517,7 @@ double mc_cost_eval(const mc_alg_t *alg, mc_model_t model, const mc_profile_t *p
 {
     if (alg && alg->dav && alg->cost) return shm_cost(alg, prof, in);
     mc_profile_t slow;
-    double s = alg && level == MC_LEVEL_INTRA ? mem_slowdown(prof, alg, in) : 1;
+    double s = alg && level == MC_LEVEL_INTRA && beyond_caches(prof, alg, in) ? mem_slowdown(prof) : 1;
     if (s > 1) {
         slow = *prof;
         slow_intra(&slow, s);

@@ -41,7 +41,7 @@ typedef struct list {
 
 struct mc_msel {
     list_t *l[MC_NCOLL][NCLASS];   /* built on first use */
-    list_t *any[MC_NCOLL];         /* size-independent lists (bytes_free) */
+    list_t *any[MC_NCOLL];         /* size-independent lists (mc_coll_bytes_vary) */
 };
 
 static mc_profile_t prof;
@@ -72,17 +72,13 @@ int mc_msel_enabled(void)
     return use_model;
 }
 
-const char *mc_msel_describe(void)
+void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n)
 {
-    static char buf[96];
     pthread_once(&once, init);
-    snprintf(buf, sizeof buf, "model %s, profile %s", mc_model_name(model), prof.name);
-    return buf;
-}
-
-static int bytes_free(mc_coll_t c)
-{
-    return c == MC_GATHERV || c == MC_SCATTERV || c == MC_ALLTOALLV;
+    if (mc_coll_bytes_vary(c))
+        snprintf(buf, n, "model %s, profile %s: score %.3g over the sizes", mc_model_name(model), prof.name, t);
+    else
+        snprintf(buf, n, "model %s, profile %s: %.3g us", mc_model_name(model), prof.name, t * 1e6);
 }
 
 static double class_bytes(int k)
@@ -164,7 +160,7 @@ int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
 {
     if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return 0;
     list_t **lp, *l;
-    if (bytes_free(a->coll)) {
+    if (mc_coll_bytes_vary(a->coll)) {
         lp = &ctx->msel->any[a->coll];
         if (!(l = *lp) && !(l = *lp = build_any(ctx, a->coll))) return 0;
     } else {

@@ -273,10 +273,9 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
     if (mc_msel_enabled() && mc_msel_pick(ctx, a, index, &t)) {
         alg = mc_alg_at(a->coll, *index);
         if (mc_cfg()->verbose) {
-            char why[160];
-            int any = a->coll == MC_GATHERV || a->coll == MC_SCATTERV || a->coll == MC_ALLTOALLV;
-            snprintf(why, sizeof why, any ? "%s%s: score %.3g over the sizes" : "%s%s: %.3g us",
-                     declined ? "forced algorithm not applicable; " : "", mc_msel_describe(), any ? t : t * 1e6);
+            char why[192], what[128];
+            mc_msel_describe(a->coll, t, what, sizeof what);
+            snprintf(why, sizeof why, "%s%s", declined ? "forced algorithm not applicable; " : "", what);
             explain(ctx, a, alg, why);
         }
         return alg;

@@ -28,7 +28,8 @@ int mc_rule_count(void);
  * (gatherv, scatterv, alltoallv: its size-independent score); 0 when no candidate applies. */
 int mc_msel_enabled(void);
 int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
-const char *mc_msel_describe(void);
+/* The explain text of a model decision with value t (mc_msel_pick's *t). */
+void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n);
 /* The profile and model (an mc_model_t) the default selection uses (MCOLL_PROFILE, MCOLL_MODEL):
  * the other cost models of the library (neighbor strategies) take their parameters from it. */
 struct mc_profile;
