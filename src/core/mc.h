@@ -160,6 +160,14 @@ void *mc_malloc(size_t n);           /* NULL only for n == 0 or real exhaustion 
 void mc_free(void *p);
 int mc_is_pof2(int x);
 int mc_floor_log2(int x);            /* -1 for x <= 0 */
+/* Size class of b bytes for per-size caches: 0 for 0, else floor(log2 b) + 1, at most 31
+ * (1 GiB and more share the last). */
+static inline int mc_size_class(size_t b)
+{
+    if (!b) return 0;
+    int k = 64 - __builtin_clzll((unsigned long long)b);
+    return k < 31 ? k : 31;
+}
 int mc_ceil_log2(int x);
 /* Writes a printf-style message into err[n] (when given) and returns -1: parsers' errors. */
 int mc_errmsg(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

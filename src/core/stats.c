@@ -32,7 +32,7 @@ static _Thread_local int current = -1;   /* mc_stats_enter */
 
 static coll_stats_t *my_stats(mc_coll_t c)
 {
-    if (!mine) {
+    if (__builtin_expect(!mine, 0)) {
         pthread_mutex_lock(&blocks_lock);
         stats_block_t *b = atomic_load(&blocks) ? calloc(1, sizeof *b) : &first_block;
         if (b) {
@@ -51,13 +51,17 @@ static inline void bump(_Atomic uint64_t *x, uint64_t v)
     atomic_store_explicit(x, atomic_load_explicit(x, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
-void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes)
+void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes, const char *alg, uint64_t dav,
+                      uint64_t syncs)
 {
     coll_stats_t *s = my_stats(c);
     bump(&s->calls, 1);
     bump(&s->handled, 1);
     bump(&s->bytes, bytes);
     if (alg_index >= 0 && alg_index < MC_MAX_ALGS) bump(&s->alg_calls[alg_index], 1);
+    if (dav) bump(&s->dav, dav);
+    if (syncs) bump(&s->syncs, syncs);
+    last_alg[c] = alg;
 }
 
 void mc_stats_fallback(mc_coll_t c, size_t bytes)
@@ -67,14 +71,6 @@ void mc_stats_fallback(mc_coll_t c, size_t bytes)
     bump(&s->fallback, 1);
     bump(&s->bytes, bytes);
     last_alg[c] = "pmpi";
-}
-
-void mc_stats_shm(mc_coll_t c, uint64_t dav, uint64_t syncs)
-{
-    if (!dav && !syncs) return;
-    coll_stats_t *s = my_stats(c);
-    bump(&s->dav, dav);
-    bump(&s->syncs, syncs);
 }
 
 void mc_stats_inter(mc_coll_t c, uint64_t msgs, uint64_t bytes)
@@ -107,8 +103,6 @@ static uint64_t total(mc_coll_t c, size_t off)
     return t;
 }
 #define TOTAL(c, field) total(c, offsetof(coll_stats_t, field))
-
-void mc_stats_set_last(mc_coll_t c, const char *alg) { last_alg[c] = alg; }
 
 const char *mcoll_last_alg(const char *coll)
 {

@@ -5,10 +5,11 @@
 
 #define MC_MAX_ALGS 16   /* per collective */
 
-void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes);
+/* One handled call: its algorithm (index and name, for mcoll_last_alg), its bytes, and the
+ * data-access volume and synchronization events of its shared-memory kernels. */
+void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes, const char *alg, uint64_t dav,
+                      uint64_t syncs);
 void mc_stats_fallback(mc_coll_t c, size_t bytes);
-/* Data-access volume and synchronization events of one call (shared-memory kernels). */
-void mc_stats_shm(mc_coll_t c, uint64_t dav, uint64_t syncs);
 /* Point-to-point traffic to a rank of another node: counted by src/p2p for every send, so
  * algorithms never count messages themselves. Attributed to the collective being run by
  * this thread (mc_stats_enter), else to c (the collective of the message's tag). */
@@ -23,6 +24,4 @@ int mc_stats_enter(mc_coll_t c);
 void mc_stats_leave(int prev);
 /* Reduces the counters over MPI_COMM_WORLD and prints the table on rank 0. Collective. */
 void mc_stats_report(void);
-/* Thread-local record of what ran last (mcoll_last_alg). */
-void mc_stats_set_last(mc_coll_t c, const char *alg);
 #endif

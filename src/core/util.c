@@ -26,19 +26,9 @@ void mc_free(void *p) { free(p); }
 
 int mc_is_pof2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-int mc_floor_log2(int x)
-{
-    int l = -1;
-    while (x > 0) { x >>= 1; l++; }
-    return l;
-}
+int mc_floor_log2(int x) { return x > 0 ? 31 - __builtin_clz((unsigned)x) : -1; }
 
-int mc_ceil_log2(int x)
-{
-    int l = 0;
-    while ((1 << l) < x) l++;
-    return l;
-}
+int mc_ceil_log2(int x) { return x > 1 ? 32 - __builtin_clz((unsigned)x - 1) : 0; }
 
 int mc_errmsg(char *err, size_t n, const char *fmt, ...)
 {

@@ -153,10 +153,8 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
     int outer = mc_stats_enter(a->coll); /* inter-node traffic of inner steps counts here */
     *rc = alg->fn(ctx, a);
     mc_stats_leave(outer);
-    mc_stats_handled(a->coll, idx, a->bytes);
-    mc_stats_shm(a->coll, mc_dav_bytes - dav, mc_sync_events - syncs);
-    mc_stats_set_last(a->coll, alg->name);
-    mc_raise(comm, *rc);
+    mc_stats_handled(a->coll, idx, a->bytes, alg->name, mc_dav_bytes - dav, mc_sync_events - syncs);
+    if (*rc != MPI_SUCCESS) mc_raise(comm, *rc);
     return 1;
 }
 

@@ -20,15 +20,17 @@
 #include "../model/model.h"
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NCLASS 32       /* size classes: 0 bytes, then [2^(k-1), 2^k); 1 GiB and more in the last */
+#define NCLASS 32       /* mc_size_class: 0 bytes, then [2^(k-1), 2^k); 1 GiB and more in the last */
 #define MAXCAND 48
 static const long MC_MSEL_SEGS[] = {8192, 65536};
 
 typedef struct cand {
+    const mc_alg_t *ptr; /* the registry entry (the call path does not look it up again) */
     short alg;          /* registry index */
     long seg;           /* segment size (0 = unsegmented) */
     double t;           /* predicted seconds (size-independent lists: the score) */
@@ -48,6 +50,7 @@ static mc_profile_t prof;
 static mc_model_t model = MC_MODEL_PLOGP;
 static int use_model;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static atomic_int ready;     /* init ran: the call path skips pthread_once */
 
 static void init(void)
 {
@@ -64,11 +67,12 @@ static void init(void)
         mc_warn("MCOLL_PROFILE ignored, using the built-in profile: %s", err);
         mc_profile_default(&prof);
     }
+    atomic_store_explicit(&ready, 1, memory_order_release);
 }
 
 int mc_msel_enabled(void)
 {
-    pthread_once(&once, init);
+    if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     return use_model;
 }
 
@@ -107,9 +111,9 @@ static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long s
     return mc_cost_nodes(alg, model, &prof, ctx->nnodes, P, &in, NULL);
 }
 
-static void add(list_t *l, int idx, long seg, double t)
+static void add(list_t *l, const mc_alg_t *alg, int idx, long seg, double t)
 {
-    if (l->n < MAXCAND && isfinite(t) && t >= 0) l->c[l->n++] = (cand_t){(short)idx, seg, t};
+    if (l->n < MAXCAND && isfinite(t) && t >= 0) l->c[l->n++] = (cand_t){alg, (short)idx, seg, t};
 }
 
 static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
@@ -121,9 +125,9 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
     for (int i = 0; i < mc_alg_count(c); i++) {
         const mc_alg_t *alg = mc_alg_at(c, i);
         if (!alg) continue;
-        add(l, i, 0, cost_of(ctx, alg, m, 0));
+        add(l, alg, i, 0, cost_of(ctx, alg, m, 0));
         for (size_t s = 0; (alg->flags & MC_ALG_SEGMENTED) && s < sizeof MC_MSEL_SEGS / sizeof *MC_MSEL_SEGS; s++)
-            if (MC_MSEL_SEGS[s] < m) add(l, i, MC_MSEL_SEGS[s], cost_of(ctx, alg, m, MC_MSEL_SEGS[s]));
+            if (MC_MSEL_SEGS[s] < m) add(l, alg, i, MC_MSEL_SEGS[s], cost_of(ctx, alg, m, MC_MSEL_SEGS[s]));
     }
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
@@ -148,7 +152,7 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){(short)i, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0};
     }
     for (int j = 0; j < l->n; j++)
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);
@@ -156,31 +160,34 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
     return l;
 }
 
-int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
+/* The call path: the list of (context, collective, class) is built once; then a scan over
+ * stored registry pointers with each candidate's applicability check. */
+const mc_alg_t *mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
 {
-    if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return 0;
+    if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return NULL;
     list_t **lp, *l;
     if (mc_coll_bytes_vary(a->coll)) {
         lp = &ctx->msel->any[a->coll];
-        if (!(l = *lp) && !(l = *lp = build_any(ctx, a->coll))) return 0;
+        if (!(l = *lp) && !(l = *lp = build_any(ctx, a->coll))) return NULL;
     } else {
-        int k = a->bytes ? mc_floor_log2((int)(a->bytes > (1u << 30) ? 1u << 30 : a->bytes)) + 1 : 0;
-        lp = &ctx->msel->l[a->coll][k < NCLASS ? k : NCLASS - 1];
-        if (!(l = *lp) && !(l = *lp = build(ctx, a->coll, k))) return 0;
+        int k = mc_size_class(a->bytes);
+        lp = &ctx->msel->l[a->coll][k];
+        if (!(l = *lp) && !(l = *lp = build(ctx, a->coll, k))) return NULL;
     }
+    int verbose = mc_cfg()->verbose;
     for (int i = 0; i < l->n; i++) {
-        const mc_alg_t *alg = mc_alg_at(a->coll, l->c[i].alg);
-        if ((alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) {
-            a->segsize = mc_cfg_segsize(a->coll, l->c[i].seg);
+        const cand_t *c = &l->c[i];
+        if ((c->ptr->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || verbose) {
+            a->segsize = mc_cfg_segsize(a->coll, c->seg);
             a->radix = mc_cfg_radix(a->coll, 4);
         }
-        if (mc_alg_applicable(alg, ctx, a)) {
-            *index = l->c[i].alg;
-            *t = l->c[i].t;
-            return 1;
+        if (mc_alg_applicable(c->ptr, ctx, a)) {
+            *index = c->alg;
+            *t = c->t;
+            return c->ptr;
         }
     }
-    return 0;
+    return NULL;
 }
 
 const mc_profile_t *mc_msel_profile(int *m)

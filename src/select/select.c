@@ -210,12 +210,10 @@ static inline void params_for(mc_args_t *a, const mc_alg_t *alg, const mc_rule_t
     if (!alg || (alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) set_params(a, r);
 }
 
-static int size_class(size_t bytes) { return bytes ? mc_floor_log2((int)(bytes > (1u << 30) ? 1u << 30 : bytes)) + 1 : 0; }
-
 static void explain_once(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
 {
     if (ctx->rank != 0) return;
-    uint64_t bit = (uint64_t)1 << size_class(a->bytes);
+    uint64_t bit = (uint64_t)1 << mc_size_class(a->bytes);
     if (ctx->explained[a->coll] & bit) return;
     ctx->explained[a->coll] |= bit;
     mc_info("%s: %zu bytes/rank, p=%d%s -> %s (%s; segsize %ld, radix %d)", mc_coll_name(a->coll),
@@ -270,8 +268,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
         declined = 1;
     }
     if (file_rule(ctx, a, index, declined, &alg)) return alg;
-    if (mc_msel_enabled() && mc_msel_pick(ctx, a, index, &t)) {
-        alg = mc_alg_at(a->coll, *index);
+    if (mc_msel_enabled() && (alg = mc_msel_pick(ctx, a, index, &t))) {
         if (mc_cfg()->verbose) {
             char why[192], what[128];
             mc_msel_describe(a->coll, t, what, sizeof what);

@@ -23,11 +23,12 @@ typedef struct mc_rule {
     int min_nodes;          /* only on communicators spanning at least this many nodes (0 = any) */
 } mc_rule_t;
 int mc_rule_count(void);
-/* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: 1 with the
- * cheapest applicable candidate's index, a->segsize/radix set and its predicted time in *t
- * (gatherv, scatterv, alltoallv: its size-independent score); 0 when no candidate applies. */
+/* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: the cheapest
+ * applicable candidate, with its registry index in *index, a->segsize/radix set and its
+ * predicted time in *t (gatherv, scatterv, alltoallv: its size-independent score); NULL when
+ * no candidate applies. */
 int mc_msel_enabled(void);
-int mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
+const mc_alg_t *mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
 /* The explain text of a model decision with value t (mc_msel_pick's *t). */
 void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n);
 /* The profile and model (an mc_model_t) the default selection uses (MCOLL_PROFILE, MCOLL_MODEL):

@@ -218,15 +218,25 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 
 #define DEFAULT_CACHE ((size_t)32 << 20)
 
+/* The cache sizes, read from the topology once (every shared-memory call asks). */
+static struct { size_t llc, l2; int add_l2; } caps;
+static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
+
+static void caps_read(void)
+{
+    mc_topo_t t;
+    mc_topo_get(&t);   /* on failure the sizes are 0: the default applies */
+    caps.llc = t.llc ? t.llc : DEFAULT_CACHE;
+    caps.l2 = t.l2;
+    /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
+     * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
+    caps.add_l2 = t.llc && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
+}
+
 size_t mc_cache_capacity(int p)
 {
     long forced = mc_cfg()->shm_cache;
     if (forced > 0) return (size_t)forced;
-    mc_topo_t t;
-    mc_topo_get(&t);   /* on failure the sizes are 0: the default below applies */
-    if (!t.llc) return DEFAULT_CACHE;
-    /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
-     * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
-    if (t.llc_inclusive == 0 && t.llc_level > 2 && t.l2 && p > 0) return t.llc + (size_t)p * t.l2;
-    return t.llc;
+    pthread_once(&caps_once, caps_read);
+    return caps.add_l2 && p > 0 ? caps.llc + (size_t)p * caps.l2 : caps.llc;
 }

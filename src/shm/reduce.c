@@ -351,8 +351,7 @@ static mc_red_kernel_t lookup(MPI_Op op, MPI_Datatype t)
 }
 
 /* Handles of predefined ops and types never change, and a freed user handle that is reused
- * is again a user handle (no kernel): the last answer stays valid. (Default TLS model: the
- * library may be dlopen'ed, and one lookup per collective call is not hot.) */
+ * is again a user handle (no kernel): the last answer stays valid. */
 static __thread struct {
     MPI_Op op;
     MPI_Datatype t;
