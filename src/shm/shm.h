@@ -37,7 +37,7 @@ typedef struct mc_flag {
     unsigned char data[MC_INLINE];
 } __attribute__((aligned(MC_LINE))) mc_flag_t;
 
-enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_SYM0, MC_F_SYM1, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
@@ -65,12 +65,14 @@ typedef struct mc_shm {
     mc_flag_t *step;         /* [p][MC_RING] */
     uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
     mc_post_t *posts;        /* [p][MC_NPOST] */
+    char *symbuf;            /* [2][p][MC_SYM_MAX] payloads of the symmetric exchange */
     char *data;              /* data area, MC_LINE aligned */
     size_t data_len;
     pid_t *pids;             /* [p] process id of every local rank */
     int cma;                 /* process_vm_readv/writev works between every pair */
     uint64_t op;             /* collective calls on this region so far */
     uint64_t bar;            /* barriers so far */
+    uint64_t sym;            /* symmetric exchanges so far (mc_shm_sym_*) */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
     int nsock, sock;         /* number of sockets, this rank's socket */
@@ -122,6 +124,36 @@ void mc_shm_wait_all(mc_shm_t *sh, int kind, uint32_t step);         /* every ot
 int mc_shm_test(mc_shm_t *sh, int kind, int rank, uint32_t step);    /* reached? no wait */
 /* Node barrier: dissemination over the BAR flags, ceil(log2 p) rounds. */
 void mc_shm_barrier(mc_shm_t *sh);
+
+/* Symmetric exchange of a small payload (at most MC_SYM_MAX bytes per rank): every rank
+ * publishes its payload and then reads the payload of every other rank, as a small allreduce
+ * or reduce_scatter does. Double-buffered with a count of its own (sh->sym) and no DONE flag:
+ * exchange k writes buffer k % 2, last written by exchange k - 2; a rank that finished
+ * exchange k - 1 has seen every peer publish k - 1, which each peer did after it finished
+ * reading exchange k - 2 (its loads precede that release store). So a writer never waits for
+ * its readers, and one exchange costs one publication and one read per peer. Ops that are
+ * not symmetric must not use it (the argument needs every rank to wait for every peer).
+ * Payloads of at most MC_INLINE bytes ride in the flag line itself, larger ones in symbuf.
+ * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
+ *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
+ *   publish: release store of k;  wait: the payload of `rank` for exchange k. */
+#define MC_SYM_MAX 4096
+static inline mc_flag_t *mc_shm_sym_line(mc_shm_t *sh, int rank)
+{
+    return &sh->flags[(MC_F_SYM0 + (int)(sh->sym & 1)) * sh->p + rank];
+}
+static inline unsigned char *mc_shm_sym_payload(mc_shm_t *sh, int rank, size_t len)
+{
+    if (len <= MC_INLINE) return mc_shm_sym_line(sh, rank)->data;
+    return (unsigned char *)sh->symbuf + ((size_t)(sh->sym & 1) * (size_t)sh->p + (size_t)rank) * MC_SYM_MAX;
+}
+static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
+{
+    ++sh->sym;
+    return mc_shm_sym_payload(sh, sh->r, len);
+}
+void mc_shm_sym_publish(mc_shm_t *sh);
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);

@@ -99,3 +99,15 @@ void mc_shm_barrier(mc_shm_t *sh)
         mc_wait_flag(&mc_flag(sh, MC_F_BAR, from)->v, mc_seq(b, (uint32_t)k + 1));
     }
 }
+
+void mc_shm_sym_publish(mc_shm_t *sh)
+{
+    atomic_store_explicit(&mc_shm_sym_line(sh, sh->r)->v, sh->sym, memory_order_release);
+    mc_sync_events++;
+}
+
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len)
+{
+    mc_wait_flag(&mc_shm_sym_line(sh, rank)->v, sh->sym);
+    return mc_shm_sym_payload(sh, rank, len);
+}

@@ -7,7 +7,12 @@
  *  hygiene the region leaves nothing behind: no /dev/shm entry, no open descriptor.
  *  kill    rank 1 kills itself with SIGKILL after the region exists (the launcher then
  *          aborts the job; the ctest script checks /dev/shm afterwards).
- * Usage: mcoll-shm dav|hygiene|kill [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
+ *  race    thousands of back-to-back small collectives of mixed kinds (allreduce and
+ *          reduce_scatter_block on the symmetric exchange, inline and in its buffers; bcast and
+ *          reduce on the STEP ring; barrier), ranks skewed by varying delays, every result
+ *          checked against its closed form: a writer that reuses a buffer before its readers
+ *          are done shows as a wrong sum.
+ * Usage: mcoll-shm dav|hygiene|kill|race [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
 #include "core/mc.h"
 #include "mcoll.h"
 #include "shm/shm.h"
@@ -155,6 +160,66 @@ static void test_hygiene(void)
     if (d) closedir(d);
 }
 
+/* Input of rank r, element i, iteration it (small integers: sums are exact in double). */
+static double val(int it, int r, int i) { return (double)((it * 7 + r * 13 + i * 3) % 1000); }
+
+static void check(const char *what, int it, int i, double got, double want)
+{
+    if (got != want && fails++ < 10) printf("FAIL race %s: iteration %d element %d: %g, expected %g\n", what, it, i, got, want);
+}
+
+/* Delay that differs per rank and iteration, so ranks run ahead of each other by a few ops. */
+static void skew(int it)
+{
+    unsigned h = (unsigned)(it * 2654435761u) ^ (unsigned)(rank * 40503u);
+    if (h % 7 == 0) usleep(h % 50);
+    else for (volatile int k = 0; k < (int)(h % 2000); k++) {}
+}
+
+static void test_race(int iters)
+{
+    enum { NMAX = 256 };
+    double s[NMAX * 8], r[NMAX * 8];
+    for (int it = 0; it < iters; it++) { /* no early exit: ranks must make the same calls */
+        /* 96 bytes (inline in the flag line), 2 KiB (symmetric buffers), 512 B */
+        int N = (it / 5) % 3 == 0 ? 12 : (it / 5) % 3 == 1 ? 256 : 64;
+        int nb = N / size ? N / size : 1;
+        skew(it);
+        for (int i = 0; i < N * size; i++) s[i] = val(it, rank, i);
+        int kind = it % 5;
+        if (kind == 0 || kind == 3) {
+            MPI_Allreduce(s, r, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++) {
+                double w = 0;
+                for (int k = 0; k < size; k++) w += val(it, k, i);
+                check("allreduce", it, i, r[i], w);
+            }
+        } else if (kind == 1) {
+            MPI_Reduce_scatter_block(s, r, nb, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            for (int i = 0; i < nb; i++) {
+                double w = 0;
+                for (int k = 0; k < size; k++) w += val(it, k, rank * nb + i);
+                check("reduce_scatter_block", it, i, r[i], w);
+            }
+        } else if (kind == 2) {
+            int root = it % size;
+            MPI_Bcast(s, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++) check("bcast", it, i, s[i], val(it, root, i));
+            int root2 = (it / 5) % size;
+            for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
+            MPI_Reduce(s, r, N, MPI_DOUBLE, MPI_SUM, root2, MPI_COMM_WORLD);
+            for (int i = 0; rank == root2 && i < N; i++) {
+                double w = 0;
+                for (int k = 0; k < size; k++) w += val(it, k, i);
+                check("reduce", it, i, r[i], w);
+            }
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -164,6 +229,7 @@ int main(int argc, char **argv)
     heap = argc > 2 && !strcmp(argv[2], "--heap");
     if (!strcmp(what, "dav")) test_dav();
     else if (!strcmp(what, "hygiene")) test_hygiene();
+    else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
     else if (!strcmp(what, "kill")) {
         call(MC_ALLREDUCE, 1000);
         if (rank == 1 % size) raise(SIGKILL);

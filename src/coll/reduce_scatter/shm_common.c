@@ -417,6 +417,29 @@ static int dpml_chain(mc_shm_t *sh, const mc_red_t *red, int inl, char *out, siz
     return rc;
 }
 
+/* Inputs of at most MC_SYM_MAX bytes of an allreduce or reduce_scatter: every rank reads
+ * every input, so the symmetric exchange carries them (no op, no DONE flag, no wait for
+ * readers): copy in, publish, then the rank-order chain over the payloads (a result of a few
+ * KiB stays cached). Same DAV as the general path (MC_SYM_MAX <= MC_SR_DPML_TINY). */
+_Static_assert(MC_SYM_MAX <= MC_SR_DPML_TINY, "the symmetric path keeps the tiny path's DAV");
+static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s)
+{
+    int p = sh->p, r = sh->r, rs = job->dest == MC_SR_RS;
+    size_t off = rs ? blk_displ(a, job, r) * a->extent : 0, n = rs ? blk_count(a, job, r) : a->count;
+    mc_red_t red;
+    mc_red_init(&red, a);
+    mc_copy_t(mc_shm_sym_begin(sh, s), a->sbuf, s);
+    mc_shm_sym_publish(sh);
+    const unsigned char *in0 = mc_shm_sym_wait(sh, 0, s);
+    int rc = mc_red3(&red, a->rbuf, in0 + off, mc_shm_sym_wait(sh, 1, s) + off, n);
+    /* every line is waited for even after an error: the next exchange relies on it */
+    for (int k = 2; k < p; k++) {
+        const unsigned char *in = mc_shm_sym_wait(sh, k, s);
+        if (rc == MPI_SUCCESS) rc = mc_red3(&red, a->rbuf, a->rbuf, in + off, n);
+    }
+    return rc;
+}
+
 int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
 {
     mc_shm_t *sh;
@@ -424,6 +447,8 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     int p = sh->p, r = sh->r;
     size_t ext = a->extent, s = input_count(a, job, p) * ext;
+    int inl = s <= MC_INLINE;
+    if (p > 1 && s <= MC_SYM_MAX && job->dest != MC_SR_ROOT) return dpml_sym(sh, a, job, s);
     mc_shm_begin(sh);
     if (p == 1) {
         if (a->rbuf != a->sbuf && s) mc_copy_t(a->rbuf, a->sbuf, s);
@@ -432,7 +457,6 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     }
     mc_red_t red;
     mc_red_init(&red, a);
-    int inl = s <= MC_INLINE;
     /* inputs in the region and the user's buffers */
     size_t W = mc_shm_ws(3 * (size_t)p * s, (size_t)p * s), C = mc_cache_capacity(p);
     char *mine = inl ? (char *)mc_flag(sh, MC_F_STEP, r)->data : mc_shm_slot_of(sh, r);
