@@ -30,7 +30,7 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] | posts [p][MC_NPOST] |
- * symmetric-exchange buffers [2][p][MC_SYM_MAX] | data area. */
+ * symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
     size_t off = MC_LINE;
@@ -41,7 +41,7 @@ static void layout(mc_shm_t *sh, size_t data_len)
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
     sh->symbuf = sh->base + off;
-    off = round_up(off + 2 * (size_t)sh->p * MC_SYM_MAX, 4096);
+    off = round_up(off + 2 * (size_t)sh->p * MC_SYM_SLOT, 4096);
     sh->data = sh->base + off;
     sh->data_len = data_len;
     sh->len = off + data_len;

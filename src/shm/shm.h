@@ -37,7 +37,7 @@ typedef struct mc_flag {
     unsigned char data[MC_INLINE];
 } __attribute__((aligned(MC_LINE))) mc_flag_t;
 
-enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_SYM0, MC_F_SYM1, MC_NFLAGS };
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
@@ -65,7 +65,7 @@ typedef struct mc_shm {
     mc_flag_t *step;         /* [p][MC_RING] */
     uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
     mc_post_t *posts;        /* [p][MC_NPOST] */
-    char *symbuf;            /* [2][p][MC_SYM_MAX] payloads of the symmetric exchange */
+    char *symbuf;            /* [2][p] slots of the symmetric exchange (MC_SYM_SLOT bytes) */
     char *data;              /* data area, MC_LINE aligned */
     size_t data_len;
     pid_t *pids;             /* [p] process id of every local rank */
@@ -133,27 +133,31 @@ void mc_shm_barrier(mc_shm_t *sh);
  * reading exchange k - 2 (its loads precede that release store). So a writer never waits for
  * its readers, and one exchange costs one publication and one read per peer. Ops that are
  * not symmetric must not use it (the argument needs every rank to wait for every peer).
- * Payloads of at most MC_INLINE bytes ride in the flag line itself, larger ones in symbuf.
+ * A slot is the flag followed by the payload, contiguous, so the reader's misses run
+ * sequentially from the flag line on (one line up to 120 bytes).
  * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
  *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
  *   publish: release store of k;  wait: the payload of `rank` for exchange k. */
 #define MC_SYM_MAX 4096
-static inline mc_flag_t *mc_shm_sym_line(mc_shm_t *sh, int rank)
+#define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
+static inline mc_flag_t *mc_shm_sym_slot(mc_shm_t *sh, int rank)
 {
-    return &sh->flags[(MC_F_SYM0 + (int)(sh->sym & 1)) * sh->p + rank];
+    size_t i = (size_t)(sh->sym & 1) * (size_t)sh->p + (size_t)rank;
+    return (mc_flag_t *)(sh->symbuf + i * MC_SYM_SLOT);
 }
-static inline unsigned char *mc_shm_sym_payload(mc_shm_t *sh, int rank, size_t len)
+/* The payload runs past the flag's own data[] into the rest of the slot: computed from the
+ * slot's address, not from that array. */
+static inline unsigned char *mc_shm_sym_payload(mc_flag_t *f)
 {
-    if (len <= MC_INLINE) return mc_shm_sym_line(sh, rank)->data;
-    return (unsigned char *)sh->symbuf + ((size_t)(sh->sym & 1) * (size_t)sh->p + (size_t)rank) * MC_SYM_MAX;
+    return (unsigned char *)f + offsetof(mc_flag_t, data);
 }
-static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
+static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh)
 {
     ++sh->sym;
-    return mc_shm_sym_payload(sh, sh->r, len);
+    return mc_shm_sym_payload(mc_shm_sym_slot(sh, sh->r));
 }
 void mc_shm_sym_publish(mc_shm_t *sh);
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len);
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);

@@ -102,12 +102,13 @@ void mc_shm_barrier(mc_shm_t *sh)
 
 void mc_shm_sym_publish(mc_shm_t *sh)
 {
-    atomic_store_explicit(&mc_shm_sym_line(sh, sh->r)->v, sh->sym, memory_order_release);
+    atomic_store_explicit(&mc_shm_sym_slot(sh, sh->r)->v, sh->sym, memory_order_release);
     mc_sync_events++;
 }
 
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len)
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank)
 {
-    mc_wait_flag(&mc_shm_sym_line(sh, rank)->v, sh->sym);
-    return mc_shm_sym_payload(sh, rank, len);
+    mc_flag_t *f = mc_shm_sym_slot(sh, rank);
+    mc_wait_flag(&f->v, sh->sym);
+    return mc_shm_sym_payload(f);
 }

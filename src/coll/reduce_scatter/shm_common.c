@@ -428,13 +428,13 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
     size_t off = rs ? blk_displ(a, job, r) * a->extent : 0, n = rs ? blk_count(a, job, r) : a->count;
     mc_red_t red;
     mc_red_init(&red, a);
-    mc_copy_t(mc_shm_sym_begin(sh, s), a->sbuf, s);
+    mc_copy_t(mc_shm_sym_begin(sh), a->sbuf, s);
     mc_shm_sym_publish(sh);
-    const unsigned char *in0 = mc_shm_sym_wait(sh, 0, s);
-    int rc = mc_red3(&red, a->rbuf, in0 + off, mc_shm_sym_wait(sh, 1, s) + off, n);
+    const unsigned char *in0 = mc_shm_sym_wait(sh, 0);
+    int rc = mc_red3(&red, a->rbuf, in0 + off, mc_shm_sym_wait(sh, 1) + off, n);
     /* every line is waited for even after an error: the next exchange relies on it */
     for (int k = 2; k < p; k++) {
-        const unsigned char *in = mc_shm_sym_wait(sh, k, s);
+        const unsigned char *in = mc_shm_sym_wait(sh, k);
         if (rc == MPI_SUCCESS) rc = mc_red3(&red, a->rbuf, a->rbuf, in + off, n);
     }
     return rc;
