@@ -5,7 +5,8 @@
 #   make tune     measured profile, sweep (2, 3, 4 ranks), measured and model-built rules files,
 #                 penalty table and heat map into tune/ (scripts/tune.sh; TUNE_* knobs; < 20 min)
 #   make bench-node  the intra-node targets: both MPIs, 2 ranks, vs the faster native and the
-#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS knobs)
+#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS knobs); then the
+#                 small messages again as batches of 100 calls (bench-node/small)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
 #        SANITIZE=1 (ASan+UBSan build in build-asan/).
 
@@ -44,7 +45,7 @@ check-asan: deps
 	cmake -S . -B $(BUILD)-asan -DMCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DMCOLL_TEST_TIMEOUT_SCALE=4 >/dev/null
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -j$(JOBS) --output-on-failure \
-	  -R '^(verify_[a-z_]+_np(3|5)|verify_large_[a-z_]+_np4|errors_np3|unit_.*|shm_dav(_heap)?_np3|shm_path_(auto|cma)|shm_hygiene|neighbor_k2_np3|neighbor_workloads_k2_np3|neighbor_errors_np3|env_select_model_(shm|p2p)|verify_hier_[a-z]+_k2_np4)$$' 
+	  -R '^(verify_[a-z_]+_np(3|5)|verify_large_[a-z_]+_np4|errors_np3|unit_.*|shm_dav(_heap)?_np3|shm_race_np3|shm_path_(auto|cma)|shm_hygiene|neighbor_k2_np3|neighbor_workloads_k2_np3|neighbor_errors_np3|env_select_model_(shm|p2p)|verify_hier_[a-z]+_k2_np4)$$' 
 
 bench: all
 	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)
@@ -56,6 +57,7 @@ bench-node: deps
 	@for m in openmpi mpich; do $(builddir); \
 	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null && cmake --build $$d -j$(JOBS) >/dev/null; done
 	@scripts/bench-node.sh
+	@OUT=bench-node/small COLLS=barrier,bcast,allreduce,reduce MAX=2K scripts/bench-node.sh --batch 100
 
 install: all
 	cmake --install $(BUILD)

@@ -3,6 +3,7 @@
 # For each MPI, mcoll-bench runs native vs mcoll on the same buffers (2 ranks by default) with
 # --roofline (the node's copy bandwidth, measured first); then the two CSVs are merged and each
 # mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
+# Extra arguments go to mcoll-bench (e.g. --heap, --batch 100).
 set -euo pipefail
 np=${NP:-2}; out=${OUT:-bench-node}
 colls=${COLLS:-allreduce,reduce,reduce_scatter_block,bcast,allgather,barrier}

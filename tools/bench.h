@@ -17,6 +17,7 @@ typedef struct bench_opts {
     size_t min, max;             /* bytes per rank, swept in powers of two */
     long iters;                  /* 0: scaled to the size */
     long warmup;                 /* -1: scaled to the iterations */
+    long batch;                  /* calls per timed sample (mean); rooted: roots rotate */
     char algs[512];              /* comma list of "default", "all", algorithm names */
     int cold, validate, root;
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */

@@ -35,6 +35,10 @@ static void usage(FILE *f)
         "  --cold               buffers evicted from the caches before each call (default hot)\n"
         "  --validate           compare mcoll's result bytes with native MPI's once per size\n"
         "  --root R             root of the rooted collectives (default 0)\n"
+        "  --batch K            time K back-to-back calls per sample and report the mean per\n"
+        "                       call (default 1: one call after a barrier); rooted collectives\n"
+        "                       then rotate the root from R on, so no root runs ahead of its\n"
+        "                       readers and the mean is a latency\n"
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
         "  --roofline           measure the node's copy bandwidth first and print each time as a\n"
         "                       multiple of the collective's DRAM floor (minimum volume / bandwidth)\n"
@@ -98,6 +102,7 @@ static void defaults(bench_opts_t *o)
     o->max = 64u << 20;
     o->warmup = -1;
     o->time_limit = 0.5;
+    o->batch = 1;
     o->max_mem = 1ul << 30;
     snprintf(o->algs, sizeof o->algs, "default");
     parse_colls(default_colls, o);
@@ -113,6 +118,7 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
     if (!strcmp(f, "--max-mem")) return parse_size(f, v, &o->max_mem);
     if (!strcmp(f, "--iters")) return parse_long(f, v, 1, &o->iters);
     if (!strcmp(f, "--warmup")) return parse_long(f, v, 0, &o->warmup);
+    if (!strcmp(f, "--batch")) return parse_long(f, v, 1, &o->batch);
     if (!strcmp(f, "--root")) {
         if (parse_long(f, v, 0, &l)) return -1;
         o->root = (int)l;
@@ -151,6 +157,10 @@ static int check(bench_opts_t *o, int p)
 {
     if (o->min > o->max) {
         err("--min is larger than --max");
+        return -1;
+    }
+    if (o->batch > 1 && o->validate) {
+        err("--validate checks one call: use it without --batch");
         return -1;
     }
     if (o->root >= p) {

@@ -38,8 +38,11 @@ static const char *alg_label(const bench_variant_t *v, int nvar, char *buf, size
 void bench_print_header(const bench_results_t *r, const bench_coll_t *bc)
 {
     const bench_opts_t *o = r->o;
-    char root[32] = "";
+    char root[96] = "";
     if (bc->rooted) snprintf(root, sizeof root, ", root %d", o->root);
+    if (o->batch > 1)
+        snprintf(root + strlen(root), sizeof root - strlen(root), "; mean of %ld back-to-back calls%s", o->batch,
+                 bc->rooted ? ", roots rotating" : "");
     printf("\n# %s: %d ranks, %s, %s caches%s; times in us (median of the slowest rank)\n", bc->name,
            r->p, bc->reduction ? "float sum" : "bytes", o->cold ? "cold" : "hot", root);
     printf("%12s %7s %12s %12s %8s  %-28s %-5s%s\n", "bytes", "iters", "native_us", "mcoll_us",
@@ -64,6 +67,15 @@ void bench_print_row(const bench_row_t *row)
 }
 
 /* ---------------------------------------------------------------- CSV */
+/* CSV mode column: hot or cold, with "-bK" for batches of K calls. */
+static const char *mode_word(const bench_opts_t *o)
+{
+    static char w[32];
+    if (o->batch > 1) snprintf(w, sizeof w, "%s-b%ld", o->cold ? "cold" : "hot", o->batch);
+    else snprintf(w, sizeof w, "%s", o->cold ? "cold" : "hot");
+    return w;
+}
+
 int bench_write_csv(const bench_results_t *r, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -75,7 +87,7 @@ int bench_write_csv(const bench_results_t *r, const char *path)
         for (int v = 0; v < w->nvar; v++) {
             const bench_variant_t *x = &w->var[v];
             fprintf(f, "%s,%d,%zu,%ld,%s,%s,%s,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%.3f\n", w->coll,
-                    w->p, w->bytes, w->iters, r->o->cold ? "cold" : "hot", x->req, x->used,
+                    w->p, w->bytes, w->iters, mode_word(r->o), x->req, x->used,
                     w->native.med, x->t.med, speedup(w, v), w->native.min, x->t.min,
                     w->native.max, x->t.max, valid_word(x->valid), w->floor_us);
         }
