@@ -30,7 +30,7 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] | posts [p][MC_NPOST] |
- * symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | data area. */
+ * symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots [2][p] | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
     size_t off = MC_LINE;
@@ -41,6 +41,8 @@ static void layout(mc_shm_t *sh, size_t data_len)
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
     sh->symbuf = sh->base + off;
+    off += 2 * (size_t)sh->p * MC_SYM_SLOT;
+    sh->fanbuf = sh->base + off;
     off = round_up(off + 2 * (size_t)sh->p * MC_SYM_SLOT, 4096);
     sh->data = sh->base + off;
     sh->data_len = data_len;
@@ -169,7 +171,9 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
     layout(sh, data_len);
     sh->pids = malloc(sizeof(pid_t) * (size_t)sh->p);
     sh->seen_done = calloc((size_t)sh->p, sizeof(uint64_t));
-    if (!sh->pids || !sh->seen_done) rc = MPI_ERR_NO_MEM;
+    sh->seen_ack = calloc((size_t)sh->p, sizeof(uint64_t));
+    sh->fan_root[0] = sh->fan_root[1] = -1;
+    if (!sh->pids || !sh->seen_done || !sh->seen_ack) rc = MPI_ERR_NO_MEM;
     pid_t me = getpid();
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, sh->pids, (int)sizeof me, MPI_BYTE, node);
@@ -208,6 +212,7 @@ void mc_shm_free(mc_shm_t *sh)
     if (sh->base) munmap(sh->base, sh->len);
     free(sh->pids);
     free(sh->seen_done);
+    free(sh->seen_ack);
     free(sh->sock_of);
     free(sh->sock_first);
     free(sh->sock_rank);

@@ -37,7 +37,7 @@ typedef struct mc_flag {
     unsigned char data[MC_INLINE];
 } __attribute__((aligned(MC_LINE))) mc_flag_t;
 
-enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_ACK, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
@@ -66,6 +66,7 @@ typedef struct mc_shm {
     uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
     mc_post_t *posts;        /* [p][MC_NPOST] */
     char *symbuf;            /* [2][p] slots of the symmetric exchange (MC_SYM_SLOT bytes) */
+    char *fanbuf;            /* [2][p] slots of the fan-in exchange */
     char *data;              /* data area, MC_LINE aligned */
     size_t data_len;
     pid_t *pids;             /* [p] process id of every local rank */
@@ -73,6 +74,9 @@ typedef struct mc_shm {
     uint64_t op;             /* collective calls on this region so far */
     uint64_t bar;            /* barriers so far */
     uint64_t sym;            /* symmetric exchanges so far (mc_shm_sym_*) */
+    uint64_t fan;            /* fan-in exchanges so far (mc_shm_fan_*) */
+    int fan_root[2];         /* root of the last two fan-in exchanges, by parity (-1: none) */
+    uint64_t *seen_ack;      /* [p] last ACK value read from every rank */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
     int nsock, sock;         /* number of sockets, this rank's socket */
@@ -133,31 +137,50 @@ void mc_shm_barrier(mc_shm_t *sh);
  * reading exchange k - 2 (its loads precede that release store). So a writer never waits for
  * its readers, and one exchange costs one publication and one read per peer. Ops that are
  * not symmetric must not use it (the argument needs every rank to wait for every peer).
- * A slot is the flag followed by the payload, contiguous, so the reader's misses run
- * sequentially from the flag line on (one line up to 120 bytes).
+ * A slot is the flag line followed by the payload area: a payload of at most MC_INLINE
+ * bytes rides in the flag line (one line to read), a larger one starts at the next line
+ * (aligned: the reduction kernels' vector loads do not straddle lines).
  * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
  *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
  *   publish: release store of k;  wait: the payload of `rank` for exchange k. */
 #define MC_SYM_MAX 4096
 #define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
+/* Slot of `rank` in exchange k of a [2][p] slot array. */
+static inline mc_flag_t *mc_shm_xslot(const mc_shm_t *sh, char *slots, uint64_t k, int rank)
+{
+    size_t i = (size_t)(k & 1) * (size_t)sh->p + (size_t)rank;
+    return (mc_flag_t *)(slots + i * MC_SYM_SLOT);
+}
 static inline mc_flag_t *mc_shm_sym_slot(mc_shm_t *sh, int rank)
 {
-    size_t i = (size_t)(sh->sym & 1) * (size_t)sh->p + (size_t)rank;
-    return (mc_flag_t *)(sh->symbuf + i * MC_SYM_SLOT);
+    return mc_shm_xslot(sh, sh->symbuf, sh->sym, rank);
 }
-/* The payload runs past the flag's own data[] into the rest of the slot: computed from the
- * slot's address, not from that array. */
-static inline unsigned char *mc_shm_sym_payload(mc_flag_t *f)
+/* Payload of len bytes in slot f: the flag line's data, or the area after the line. */
+static inline unsigned char *mc_shm_sym_payload(mc_flag_t *f, size_t len)
 {
-    return (unsigned char *)f + offsetof(mc_flag_t, data);
+    return len <= MC_INLINE ? f->data : (unsigned char *)f + MC_LINE;
 }
-static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh)
+static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
 {
     ++sh->sym;
-    return mc_shm_sym_payload(mc_shm_sym_slot(sh, sh->r));
+    return mc_shm_sym_payload(mc_shm_sym_slot(sh, sh->r), len);
 }
 void mc_shm_sym_publish(mc_shm_t *sh);
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank);
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len);
+
+/* Fan-in exchange of a small payload (at most MC_SYM_MAX bytes per rank) to a root, as a
+ * small reduce does: every rank publishes its payload, only the root reads them all and then
+ * raises its ACK flag to k. Slots as in the symmetric exchange, with a count of their own
+ * (sh->fan). Exchange k reuses the slots of exchange k - 2, which only that exchange's root
+ * read: a writer waits until that root's ACK reached k - 2 (every rank knows the root of
+ * each exchange, so it reads one ACK line, and only when its cached value is too old).
+ * Not an op: no mc_shm_begin/end.
+ *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait);
+ *   publish; wait (root): the payload of `rank`; ack (root): done reading exchange k. */
+unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len);
+void mc_shm_fan_publish(mc_shm_t *sh);
+const unsigned char *mc_shm_fan_wait(mc_shm_t *sh, int rank, size_t len);
+void mc_shm_fan_ack(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);

@@ -106,9 +106,42 @@ void mc_shm_sym_publish(mc_shm_t *sh)
     mc_sync_events++;
 }
 
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank)
+const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len)
 {
     mc_flag_t *f = mc_shm_sym_slot(sh, rank);
     mc_wait_flag(&f->v, sh->sym);
-    return mc_shm_sym_payload(f);
+    return mc_shm_sym_payload(f, len);
+}
+
+unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
+{
+    uint64_t k = ++sh->fan;
+    int prev = sh->fan_root[k & 1];  /* root of exchange k - 2 */
+    sh->fan_root[k & 1] = root;
+    if (prev >= 0 && !mc_seq_reached(sh->seen_ack[prev], k - 2)) {
+        _Atomic uint64_t *f = &mc_flag(sh, MC_F_ACK, prev)->v;
+        mc_wait_flag(f, k - 2);
+        sh->seen_ack[prev] = atomic_load_explicit(f, memory_order_relaxed);
+    }
+    return mc_shm_sym_payload(mc_shm_xslot(sh, sh->fanbuf, k, sh->r), len);
+}
+
+void mc_shm_fan_publish(mc_shm_t *sh)
+{
+    atomic_store_explicit(&mc_shm_xslot(sh, sh->fanbuf, sh->fan, sh->r)->v, sh->fan, memory_order_release);
+    mc_sync_events++;
+}
+
+const unsigned char *mc_shm_fan_wait(mc_shm_t *sh, int rank, size_t len)
+{
+    mc_flag_t *f = mc_shm_xslot(sh, sh->fanbuf, sh->fan, rank);
+    mc_wait_flag(&f->v, sh->fan);
+    return mc_shm_sym_payload(f, len);
+}
+
+void mc_shm_fan_ack(mc_shm_t *sh)
+{
+    atomic_store_explicit(&mc_flag(sh, MC_F_ACK, sh->r)->v, sh->fan, memory_order_release);
+    sh->seen_ack[sh->r] = sh->fan;
+    mc_sync_events++;
 }

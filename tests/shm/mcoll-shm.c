@@ -8,10 +8,12 @@
  *  kill    rank 1 kills itself with SIGKILL after the region exists (the launcher then
  *          aborts the job; the ctest script checks /dev/shm afterwards).
  *  race    thousands of back-to-back small collectives of mixed kinds (allreduce and
- *          reduce_scatter_block on the symmetric exchange, inline and in its buffers; bcast and
- *          reduce on the STEP ring; barrier), ranks skewed by varying delays, every result
- *          checked against its closed form: a writer that reuses a buffer before its readers
- *          are done shows as a wrong sum.
+ *          reduce_scatter_block on the symmetric exchange, reduce on the fan-in exchange, bcast
+ *          on the STEP ring, barrier), ranks skewed by varying delays; then long runs of reduce
+ *          alone (root slowed) and bcast alone (readers slowed), where a writer runs ahead as
+ *          far as its buffers allow. Every result is checked against its closed form: a writer
+ *          that reuses a buffer before its readers are done shows as a wrong sum (each of the
+ *          three guards was removed once by hand and the test failed).
  * Usage: mcoll-shm dav|hygiene|kill|race [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
 #include "core/mc.h"
 #include "mcoll.h"
@@ -216,6 +218,28 @@ static void test_race(int iters)
         } else {
             MPI_Barrier(MPI_COMM_WORLD);
         }
+    }
+    /* Runs of one rooted kind with nothing in between, the receiving side slowed down: a
+     * writer may run ahead only as far as its buffers allow (reduce: 2 fan-in exchanges,
+     * bcast: the STEP ring). */
+    for (int it = 0; it < iters / 2; it++) {
+        int N = it % 2 ? 12 : 256, root = (it / 64) % size;
+        for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
+        if (rank == root) skew(it);
+        MPI_Reduce(s, r, N, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
+        for (int i = 0; rank == root && i < N; i++) {
+            double w = 0;
+            for (int k = 0; k < size; k++) w += val(it, k, i);
+            check("reduce run", it, i, r[i], w);
+        }
+    }
+    for (int it = 0; it < iters / 2; it++) {
+        int N = it < iters / 4 ? 12 : 256, root = (it / 64) % size; /* sizes not mixed: the
+                                                                      * pipe's quiesce would sync */
+        for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
+        if (rank != root) skew(it);
+        MPI_Bcast(s, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        for (int i = 0; i < N; i++) check("bcast run", it, i, s[i], val(it, root, i));
     }
     if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
 }
