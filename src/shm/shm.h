@@ -155,15 +155,16 @@ static inline mc_flag_t *mc_shm_sym_slot(mc_shm_t *sh, int rank)
 {
     return mc_shm_xslot(sh, sh->symbuf, sh->sym, rank);
 }
-/* Payload of len bytes in slot f: the flag line's data, or the area after the line. */
-static inline unsigned char *mc_shm_sym_payload(mc_flag_t *f, size_t len)
+/* Payload of len bytes in an exchange slot f (symmetric or fan-in): the flag line's data, or
+ * the area after the line. */
+static inline unsigned char *mc_shm_slot_payload(mc_flag_t *f, size_t len)
 {
     return len <= MC_INLINE ? f->data : (unsigned char *)f + MC_LINE;
 }
 static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
 {
     ++sh->sym;
-    return mc_shm_sym_payload(mc_shm_sym_slot(sh, sh->r), len);
+    return mc_shm_slot_payload(mc_shm_sym_slot(sh, sh->r), len);
 }
 void mc_shm_sym_publish(mc_shm_t *sh);
 const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len);

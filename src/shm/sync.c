@@ -110,7 +110,7 @@ const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len)
 {
     mc_flag_t *f = mc_shm_sym_slot(sh, rank);
     mc_wait_flag(&f->v, sh->sym);
-    return mc_shm_sym_payload(f, len);
+    return mc_shm_slot_payload(f, len);
 }
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
@@ -123,7 +123,7 @@ unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
         mc_wait_flag(f, k - 2);
         sh->seen_ack[prev] = atomic_load_explicit(f, memory_order_relaxed);
     }
-    return mc_shm_sym_payload(mc_shm_xslot(sh, sh->fanbuf, k, sh->r), len);
+    return mc_shm_slot_payload(mc_shm_xslot(sh, sh->fanbuf, k, sh->r), len);
 }
 
 void mc_shm_fan_publish(mc_shm_t *sh)
@@ -136,7 +136,7 @@ const unsigned char *mc_shm_fan_wait(mc_shm_t *sh, int rank, size_t len)
 {
     mc_flag_t *f = mc_shm_xslot(sh, sh->fanbuf, sh->fan, rank);
     mc_wait_flag(&f->v, sh->fan);
-    return mc_shm_sym_payload(f, len);
+    return mc_shm_slot_payload(f, len);
 }
 
 void mc_shm_fan_ack(mc_shm_t *sh)
