@@ -40,9 +40,9 @@ static void layout(mc_shm_t *sh, size_t data_len)
     off += (size_t)MC_RING * (size_t)sh->p * sizeof(mc_flag_t);
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
-    sh->symbuf = sh->base + off;
+    sh->sym.slots = sh->base + off;
     off += 2 * (size_t)sh->p * MC_SYM_SLOT;
-    sh->fanbuf = sh->base + off;
+    sh->fan.slots = sh->base + off;
     off = round_up(off + 2 * (size_t)sh->p * MC_SYM_SLOT, 4096);
     sh->data = sh->base + off;
     sh->data_len = data_len;

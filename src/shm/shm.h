@@ -55,6 +55,13 @@ typedef struct mc_post {
     uint64_t aux[4];        /* algorithm-defined (counts, displacements) */
 } __attribute__((aligned(MC_CL))) mc_post_t;
 
+/* A double-buffered small-payload exchange (see mc_shm_sym_begin): [2][p] slots of
+ * MC_SYM_SLOT bytes in the region, and the count of exchanges so far. */
+typedef struct mc_xchg {
+    char *slots;
+    uint64_t k;
+} mc_xchg_t;
+
 typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t;
 
 typedef struct mc_shm {
@@ -65,16 +72,14 @@ typedef struct mc_shm {
     mc_flag_t *step;         /* [p][MC_RING] */
     uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
     mc_post_t *posts;        /* [p][MC_NPOST] */
-    char *symbuf;            /* [2][p] slots of the symmetric exchange (MC_SYM_SLOT bytes) */
-    char *fanbuf;            /* [2][p] slots of the fan-in exchange */
     char *data;              /* data area, MC_LINE aligned */
     size_t data_len;
     pid_t *pids;             /* [p] process id of every local rank */
     int cma;                 /* process_vm_readv/writev works between every pair */
     uint64_t op;             /* collective calls on this region so far */
     uint64_t bar;            /* barriers so far */
-    uint64_t sym;            /* symmetric exchanges so far (mc_shm_sym_*) */
-    uint64_t fan;            /* fan-in exchanges so far (mc_shm_fan_*) */
+    mc_xchg_t sym;           /* the symmetric exchange (mc_shm_sym_begin) */
+    mc_xchg_t fan;           /* the fan-in exchange (mc_shm_fan_*) */
     int fan_root[2];         /* root of the last two fan-in exchanges, by parity (-1: none) */
     uint64_t *seen_ack;      /* [p] last ACK value read from every rank */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
@@ -142,18 +147,14 @@ void mc_shm_barrier(mc_shm_t *sh);
  * (aligned: the reduction kernels' vector loads do not straddle lines).
  * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
  *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
- *   publish: release store of k;  wait: the payload of `rank` for exchange k. */
+ *   mc_shm_x_publish: release store of k;  mc_shm_x_wait: the payload of `rank` for k. */
 #define MC_SYM_MAX 4096
 #define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
-/* Slot of `rank` in exchange k of a [2][p] slot array. */
-static inline mc_flag_t *mc_shm_xslot(const mc_shm_t *sh, char *slots, uint64_t k, int rank)
+/* Slot of `rank` in the current exchange of x. */
+static inline mc_flag_t *mc_shm_xslot(const mc_shm_t *sh, const mc_xchg_t *x, int rank)
 {
-    size_t i = (size_t)(k & 1) * (size_t)sh->p + (size_t)rank;
-    return (mc_flag_t *)(slots + i * MC_SYM_SLOT);
-}
-static inline mc_flag_t *mc_shm_sym_slot(mc_shm_t *sh, int rank)
-{
-    return mc_shm_xslot(sh, sh->symbuf, sh->sym, rank);
+    size_t i = (size_t)(x->k & 1) * (size_t)sh->p + (size_t)rank;
+    return (mc_flag_t *)(x->slots + i * MC_SYM_SLOT);
 }
 /* Payload of len bytes in an exchange slot f (symmetric or fan-in): the flag line's data, or
  * the area after the line. */
@@ -163,24 +164,23 @@ static inline unsigned char *mc_shm_slot_payload(mc_flag_t *f, size_t len)
 }
 static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
 {
-    ++sh->sym;
-    return mc_shm_slot_payload(mc_shm_sym_slot(sh, sh->r), len);
+    ++sh->sym.k;
+    return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->sym, sh->r), len);
 }
-void mc_shm_sym_publish(mc_shm_t *sh);
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len);
+/* Both exchanges: publish this rank's payload; wait for (and return) the payload of `rank`. */
+void mc_shm_x_publish(mc_shm_t *sh, mc_xchg_t *x);
+const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, size_t len);
 
 /* Fan-in exchange of a small payload (at most MC_SYM_MAX bytes per rank) to a root, as a
  * small reduce does: every rank publishes its payload, only the root reads them all and then
  * raises its ACK flag to k. Slots as in the symmetric exchange, with a count of their own
- * (sh->fan). Exchange k reuses the slots of exchange k - 2, which only that exchange's root
+ * (sh->fan; publish and wait are mc_shm_x_*). Exchange k reuses the slots of exchange k - 2, which only that exchange's root
  * read: a writer waits until that root's ACK reached k - 2 (every rank knows the root of
  * each exchange, so it reads one ACK line, and only when its cached value is too old).
  * Not an op: no mc_shm_begin/end.
  *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait);
- *   publish; wait (root): the payload of `rank`; ack (root): done reading exchange k. */
+ *   ack (root): done reading exchange k. */
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len);
-void mc_shm_fan_publish(mc_shm_t *sh);
-const unsigned char *mc_shm_fan_wait(mc_shm_t *sh, int rank, size_t len);
 void mc_shm_fan_ack(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */

@@ -100,22 +100,22 @@ void mc_shm_barrier(mc_shm_t *sh)
     }
 }
 
-void mc_shm_sym_publish(mc_shm_t *sh)
+void mc_shm_x_publish(mc_shm_t *sh, mc_xchg_t *x)
 {
-    atomic_store_explicit(&mc_shm_sym_slot(sh, sh->r)->v, sh->sym, memory_order_release);
+    atomic_store_explicit(&mc_shm_xslot(sh, x, sh->r)->v, x->k, memory_order_release);
     mc_sync_events++;
 }
 
-const unsigned char *mc_shm_sym_wait(mc_shm_t *sh, int rank, size_t len)
+const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, size_t len)
 {
-    mc_flag_t *f = mc_shm_sym_slot(sh, rank);
-    mc_wait_flag(&f->v, sh->sym);
+    mc_flag_t *f = mc_shm_xslot(sh, x, rank);
+    mc_wait_flag(&f->v, x->k);
     return mc_shm_slot_payload(f, len);
 }
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
-    uint64_t k = ++sh->fan;
+    uint64_t k = ++sh->fan.k;
     int prev = sh->fan_root[k & 1];  /* root of exchange k - 2 */
     sh->fan_root[k & 1] = root;
     if (prev >= 0 && !mc_seq_reached(sh->seen_ack[prev], k - 2)) {
@@ -123,25 +123,12 @@ unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
         mc_wait_flag(f, k - 2);
         sh->seen_ack[prev] = atomic_load_explicit(f, memory_order_relaxed);
     }
-    return mc_shm_slot_payload(mc_shm_xslot(sh, sh->fanbuf, k, sh->r), len);
-}
-
-void mc_shm_fan_publish(mc_shm_t *sh)
-{
-    atomic_store_explicit(&mc_shm_xslot(sh, sh->fanbuf, sh->fan, sh->r)->v, sh->fan, memory_order_release);
-    mc_sync_events++;
-}
-
-const unsigned char *mc_shm_fan_wait(mc_shm_t *sh, int rank, size_t len)
-{
-    mc_flag_t *f = mc_shm_xslot(sh, sh->fanbuf, sh->fan, rank);
-    mc_wait_flag(&f->v, sh->fan);
-    return mc_shm_slot_payload(f, len);
+    return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->fan, sh->r), len);
 }
 
 void mc_shm_fan_ack(mc_shm_t *sh)
 {
-    atomic_store_explicit(&mc_flag(sh, MC_F_ACK, sh->r)->v, sh->fan, memory_order_release);
-    sh->seen_ack[sh->r] = sh->fan;
+    atomic_store_explicit(&mc_flag(sh, MC_F_ACK, sh->r)->v, sh->fan.k, memory_order_release);
+    sh->seen_ack[sh->r] = sh->fan.k;
     mc_sync_events++;
 }

@@ -422,20 +422,18 @@ static int dpml_chain(mc_shm_t *sh, const mc_red_t *red, int inl, char *out, siz
  * readers): copy in, publish, then the rank-order chain over the payloads (a result of a few
  * KiB stays cached). Same DAV as the general path (MC_SYM_MAX <= MC_SR_DPML_TINY). */
 _Static_assert(MC_SYM_MAX <= MC_SR_DPML_TINY, "the symmetric path keeps the tiny path's DAV");
-/* out = in_0 op ... op in_{p-1} over n elements at byte offset off of the exchange's
- * payloads (len bytes each), each waited for as it is needed; every payload is waited for
- * even after an error, since the next exchange relies on it. Inlined into both callers, so
- * the wait is a direct call (a call through the pointer cost 50 instructions per call). */
-typedef const unsigned char *(*mc_xwait_t)(mc_shm_t *sh, int rank, size_t len);
-static inline __attribute__((always_inline)) int xchain(mc_shm_t *sh, mc_xwait_t wait, size_t len,
-                                                        const mc_args_t *a, size_t off, size_t n)
+/* out = in_0 op ... op in_{p-1} over n elements at byte offset off of exchange x's payloads
+ * (len bytes each), each waited for as it is needed; every payload is waited for even after
+ * an error, since the next exchange relies on it. */
+static inline int xchain(mc_shm_t *sh, const mc_xchg_t *x, size_t len, const mc_args_t *a, size_t off,
+                         size_t n)
 {
     mc_red_t red;
     mc_red_init(&red, a);
-    const unsigned char *in0 = wait(sh, 0, len);
-    int rc = mc_red3(&red, a->rbuf, in0 + off, wait(sh, 1, len) + off, n);
+    const unsigned char *in0 = mc_shm_x_wait(sh, x, 0, len);
+    int rc = mc_red3(&red, a->rbuf, in0 + off, mc_shm_x_wait(sh, x, 1, len) + off, n);
     for (int k = 2; k < sh->p; k++) {
-        const unsigned char *in = wait(sh, k, len);
+        const unsigned char *in = mc_shm_x_wait(sh, x, k, len);
         if (rc == MPI_SUCCESS) rc = mc_red3(&red, a->rbuf, a->rbuf, in + off, n);
     }
     return rc;
@@ -446,8 +444,8 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
     int r = sh->r, rs = job->dest == MC_SR_RS;
     size_t off = rs ? blk_displ(a, job, r) * a->extent : 0, n = rs ? blk_count(a, job, r) : a->count;
     mc_copy_t(mc_shm_sym_begin(sh, s), a->sbuf, s);
-    mc_shm_sym_publish(sh);
-    return xchain(sh, mc_shm_sym_wait, s, a, off, n);
+    mc_shm_x_publish(sh, &sh->sym);
+    return xchain(sh, &sh->sym, s, a, off, n);
 }
 
 /* A reduce of at most MC_FAN_MAX bytes: the fan-in exchange (every rank copies in, the root
@@ -458,9 +456,9 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
 static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
 {
     mc_copy_t(mc_shm_fan_begin(sh, a->root, s), a->sbuf, s);
-    mc_shm_fan_publish(sh);
+    mc_shm_x_publish(sh, &sh->fan);
     if (sh->r != a->root) return MPI_SUCCESS;
-    int rc = xchain(sh, mc_shm_fan_wait, s, a, 0, a->count);
+    int rc = xchain(sh, &sh->fan, s, a, 0, a->count);
     mc_shm_fan_ack(sh);
     return rc;
 }
