@@ -17,6 +17,7 @@ int mcoll_set_segsize(const char *coll, long segsize)
     int c = mc_coll_from_name(coll);
     if (c < 0) return MPI_ERR_ARG;
     mc_cfg_set_segsize(c, segsize);
+    mc_sel_changed();
     return MPI_SUCCESS;
 }
 
@@ -25,6 +26,7 @@ int mcoll_set_radix(const char *coll, int radix)
     int c = mc_coll_from_name(coll);
     if (c < 0) return MPI_ERR_ARG;
     mc_cfg_set_radix(c, radix);
+    mc_sel_changed();
     return MPI_SUCCESS;
 }
 

@@ -9,6 +9,10 @@
  * a->radix. NULL: use PMPI. */
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index);
 
+/* Something a choice depends on changed (run-time parameters, a region created or failed):
+ * every context's remembered choices are void. Thread safe. */
+void mc_sel_changed(void);
+
 /* Forces `alg` for collective c in this process: a registered name, "pmpi", or NULL/"auto"
  * for the default selection. Returns 0, or -1 for an unknown name. Thread safe. */
 int mc_sel_force(mc_coll_t c, const char *alg);

@@ -10,6 +10,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/topo.h"
+#include "../select/select.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -190,6 +191,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
 {
     *out = ctx->shm;
     if (ctx->shm || ctx->shm_failed) return MPI_SUCCESS;
+    mc_sel_changed(); /* applicability tests read the region's state */
     if (!mc_cfg()->shm) {
         ctx->shm_failed = 1;
         return MPI_SUCCESS;
