@@ -34,6 +34,8 @@ typedef struct cand {
     short alg;          /* registry index */
     long seg;           /* segment size (0 = unsegmented) */
     double t;           /* predicted seconds (size-independent lists: the score) */
+    double t0;          /* predicted seconds with every buffer in the shared heap */
+    int near;           /* t within MC_MSEL_TOL of the list's cheapest */
 } cand_t;
 
 typedef struct list {
@@ -93,6 +95,8 @@ static double class_bytes(int k)
 static int cmp_cand(const void *x, const void *y)
 {
     const cand_t *a = x, *b = y;
+    if (a->near != b->near) return b->near - a->near;
+    if (a->near && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
     if (a->t != b->t) return a->t < b->t ? -1 : 1;
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
@@ -101,34 +105,48 @@ static int cmp_cand(const void *x, const void *y)
  * the ring: beyond this many ranks the flat formulas at the inter level decide instead. */
 enum { REPLAY_MAX = 4096 };
 
-static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg)
+/* xmap: 0 = the profile's single-copy start-up (buffers outside the shared heap), -1 = zero copy. */
+static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg, double xmap)
 {
     mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
-                       .sockets = 1, .nodes = ctx->nnodes};
+                       .sockets = 1, .nodes = ctx->nnodes, .xmap = xmap};
     if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTRA, &in);
     if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTER, &in);
     int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;
     return mc_cost_nodes(alg, model, &prof, ctx->nnodes, P, &in, NULL);
 }
 
-static void add(list_t *l, const mc_alg_t *alg, int idx, long seg, double t)
+static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, double m, long seg)
 {
-    if (l->n < MAXCAND && isfinite(t) && t >= 0) l->c[l->n++] = (cand_t){alg, (short)idx, seg, t};
+    double t = cost_of(ctx, alg, m, seg, 0), t0 = cost_of(ctx, alg, m, seg, -1);
+    if (l->n < MAXCAND && isfinite(t) && t >= 0)
+        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0};
 }
+
+/* Whether a rank's buffers are in the shared heap is known only at the call, by that rank,
+ * and every rank must choose alike; so each candidate is costed both ways, and the order is
+ * by the cost with ordinary buffers (CMA single copies), except that among the candidates
+ * within MC_MSEL_TOL of the cheapest one the cheapest with zero copy goes first. Ordinary
+ * buffers then lose at most that much (in the model) and buffers in the shared heap get the
+ * zero-copy algorithm: the reductions' shm_direct costs one flag round more than shm_ma with
+ * ordinary buffers (it runs shm_ma after finding them) and about half of it on the heap. */
+#define MC_MSEL_TOL 0.03
 
 static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
 {
-    double m = class_bytes(k);
+    double m = class_bytes(k), best = INFINITY;
     list_t *l = malloc(sizeof *l + MAXCAND * sizeof(cand_t));
     if (!l) return NULL;
     l->n = 0;
     for (int i = 0; i < mc_alg_count(c); i++) {
         const mc_alg_t *alg = mc_alg_at(c, i);
         if (!alg) continue;
-        add(l, alg, i, 0, cost_of(ctx, alg, m, 0));
+        add(l, ctx, alg, i, m, 0);
         for (size_t s = 0; (alg->flags & MC_ALG_SEGMENTED) && s < sizeof MC_MSEL_SEGS / sizeof *MC_MSEL_SEGS; s++)
-            if (MC_MSEL_SEGS[s] < m) add(l, alg, i, MC_MSEL_SEGS[s], cost_of(ctx, alg, m, MC_MSEL_SEGS[s]));
+            if (MC_MSEL_SEGS[s] < m) add(l, ctx, alg, i, m, MC_MSEL_SEGS[s]);
     }
+    for (int j = 0; j < l->n; j++) best = fmin(best, l->c[j].t);
+    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].t <= best * (1 + MC_MSEL_TOL);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
@@ -147,12 +165,12 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         const mc_alg_t *alg = mc_alg_at(c, i);
         int ok = alg != NULL;
         for (int k = K0; ok && k <= K1; k++) {
-            double v = t[l->n][k - K0] = cost_of(ctx, alg, class_bytes(k), 0);
+            double v = t[l->n][k - K0] = cost_of(ctx, alg, class_bytes(k), 0, 0);
             ok = isfinite(v) && v >= 0;
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0};
     }
     for (int j = 0; j < l->n; j++)
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);

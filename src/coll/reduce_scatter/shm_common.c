@@ -741,11 +741,12 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
     return 3 * s * (p - 1) + (dest == MC_SR_ALL ? 2 * s * (p - 1) : 0);
 }
 
-/* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path runs the
- * movement-avoiding algorithm (MCOLL_SHM_PATH=auto), so that is its cost. */
+/* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path posts them, finds
+ * them not zero copy and runs the movement-avoiding algorithm (MCOLL_SHM_PATH=auto): that
+ * algorithm's cost and the posting round. */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in);
+    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + h->alpha;
     return (dest == MC_SR_ALL ? 3 : 2) * h->alpha + mc_sr_direct_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }

@@ -1,0 +1,96 @@
+/* The default selection (model, built-in profile) with buffers in the shared heap and with
+ * ordinary ones, one node: a reduction of 1 MiB per rank must run shm_direct in both cases and
+ * take the zero-copy path exactly when every buffer is in the heap. The data-access volume
+ * summed over the ranks tells the two paths apart (s = input bytes per rank, p ranks):
+ *   allreduce  zero copy 5s(p-1)   movement-avoiding s(5p-1)
+ *   reduce     zero copy 3s(p-1)   movement-avoiding s(3p+1)
+ * A small allreduce (4 KiB) keeps an algorithm of the region (the posting round of shm_direct
+ * would cost ordinary buffers more than the tolerance). Results are checked against closed
+ * forms; the sums over ranks use PMPI, not the library under test. */
+#include <mcoll.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures, rank, size;
+
+static void fail(const char *what, const char *msg)
+{
+    failures++;
+    printf("FAIL rank %d: %s: %s\n", rank, what, msg);
+}
+
+static uint64_t dav_sum(const char *coll)
+{
+    mcoll_stats_t st;
+    uint64_t mine, all = 0;
+    mcoll_stats_get(coll, &st);
+    mine = st.dav;
+    PMPI_Allreduce(&mine, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
+static void expect_alg(const char *what, const char *coll, const char *want)
+{
+    const char *got = mcoll_last_alg(coll);
+    if (!got || strcmp(got, want)) {
+        failures++;
+        printf("FAIL rank %d: %s ran %s, expected %s\n", rank, what, got ? got : "(none)", want);
+    }
+}
+
+/* One reduction of n floats per rank: x_r[i] = r + i % 7, so the sum is exact. */
+static void one(const char *coll, size_t n, int heap)
+{
+    size_t s = n * sizeof(float);
+    float *a = heap ? mcoll_malloc(s) : malloc(s), *b = heap ? mcoll_malloc(s) : malloc(s);
+    char what[96], msg[128];
+    snprintf(what, sizeof what, "%s of %zu bytes, %s buffers", coll, s, heap ? "heap" : "malloc");
+    if (!a || !b) {
+        fail(what, "no memory");
+        return;
+    }
+    for (size_t i = 0; i < n; i++) a[i] = (float)(rank + (int)(i % 7)), b[i] = -1;
+    int is_reduce = !strcmp(coll, "reduce");
+    MPI_Barrier(MPI_COMM_WORLD);
+    mcoll_stats_reset();
+    if (is_reduce) MPI_Reduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    double got = (double)dav_sum(coll), p = size;
+    for (size_t i = 0; (!is_reduce || rank == 0) && i < n; i++) {
+        float want = (float)(size * (size - 1) / 2 + size * (int)(i % 7));
+        if (b[i] != want) {
+            snprintf(msg, sizeof msg, "wrong result %g at %zu, expected %g", b[i], i, want);
+            fail(what, msg);
+            break;
+        }
+    }
+    if (n >= 65536 && size > 1) {
+        expect_alg(what, coll, "shm_direct");
+        double want = heap ? (is_reduce ? 3 : 5) * s * (p - 1) : is_reduce ? s * (3 * p + 1) : s * (5 * p - 1);
+        snprintf(msg, sizeof msg, "data-access volume %.0f, expected %.0f", got, want);
+        if (got != want) fail(what, msg);
+    } else if (!strcmp(mcoll_last_alg(coll) ? mcoll_last_alg(coll) : "", "shm_direct")) {
+        fail(what, "ran shm_direct: its posting round costs ordinary buffers too much at this size");
+    }
+    if (heap) mcoll_free(a), mcoll_free(b);
+    else free(a), free(b);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int heap = 0; heap < 2; heap++) {
+        one("allreduce", 1 << 18, heap);
+        one("reduce", 1 << 18, heap);
+        one("allreduce", 1024, heap);
+    }
+    int all;
+    PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (!rank) printf(all ? "SELECT HEAP FAILED (%d)\n" : "SELECT HEAP PASSED\n", all);
+    MPI_Finalize();
+    return all != 0;
+}
