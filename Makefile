@@ -5,7 +5,7 @@
 #   make tune     measured profile, sweep (2, 3, 4 ranks), measured and model-built rules files,
 #                 penalty table and heat map into tune/ (scripts/tune.sh; TUNE_* knobs; < 20 min)
 #   make bench-node  the intra-node targets: both MPIs, 2 ranks, vs the faster native and the
-#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS knobs); then the
+#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS, ROUNDS knobs); then the
 #                 small messages again as batches of 100 calls (bench-node/small)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
 #        SANITIZE=1 (ASan+UBSan build in build-asan/).

@@ -5,32 +5,45 @@
 # mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
 # Extra arguments go to mcoll-bench (e.g. --heap, --batch 100).
 set -euo pipefail
-np=${NP:-2}; out=${OUT:-bench-node}
+np=${NP:-2}; out=${OUT:-bench-node}; rounds=${ROUNDS:-3}
 colls=${COLLS:-allreduce,reduce,reduce_scatter_block,bcast,allgather,barrier}
 args=(--coll "$colls" --min "${MIN:-8}" --max "${MAX:-64M}" --roofline --time-limit "${TL:-0.3}" "$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
-mpiexec.openmpi --oversubscribe --bind-to core -n "$np" build/bin/mcoll-bench "${args[@]}" \
-  --csv "$out/openmpi.csv" > "$out/openmpi.txt"
-mpiexec.mpich -bind-to core -n "$np" build-mpich/bin/mcoll-bench "${args[@]}" \
-  --csv "$out/mpich.csv" > "$out/mpich.txt"
-grep -h "roofline" "$out"/openmpi.txt "$out"/mpich.txt || true
+# The two MPIs run alternately, ROUNDS times: this shared VM drifts between states that differ
+# by 2-3x for minutes at a time, so one run of each would compare two machine states. Every
+# cell then takes the median over the rounds of each MPI's native and mcoll times.
+for r in $(seq "$rounds"); do
+  mpiexec.openmpi --oversubscribe --bind-to core -n "$np" build/bin/mcoll-bench "${args[@]}" \
+    --csv "$out/openmpi.$r.csv" > "$out/openmpi.$r.txt"
+  mpiexec.mpich -bind-to core -n "$np" build-mpich/bin/mcoll-bench "${args[@]}" \
+    --csv "$out/mpich.$r.csv" > "$out/mpich.$r.txt"
+done
+grep -h "roofline" "$out"/openmpi.*.txt "$out"/mpich.*.txt || true
 # columns: collective,ranks,bytes,iters,mode,variant,alg,native_us,mcoll_us,...,valid,floor_us
 awk -F, '
-  FNR == 1 { f++; next }
+  function med(f, k, x,   n, i, j, v, t) {
+    n = 0
+    for (i = 1; (f, k, x, i) in val; i++) v[++n] = val[f, k, x, i]
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+    return n == 0 ? "" : n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+  }
+  FNR == 1 { f = (FILENAME ~ /mpich/) ? 2 : 1; next }
   { k = $1 SUBSEP $3
     if (!(k in seen)) { seen[k] = 1; order[++n] = k }
-    nat[f, k] = $8; mc[f, k] = $9; alg[f, k] = $7; fl[k] = $16 }
+    for (i = 1; (f, k, "n", i) in val; i++) ;
+    val[f, k, "n", i] = $8; val[f, k, "m", i] = $9; alg[f, k] = $7; fl[k] = $16 }
   END {
     printf "%-22s %10s %11s %11s %11s %11s %8s %7s  %s\n", "collective", "bytes", "ompi_nat",
            "mpich_nat", "ompi_mcoll", "mpich_mcoll", "vs_best", "floor_x", "alg (ompi/mpich)"
     for (i = 1; i <= n; i++) {
       k = order[i]; split(k, p, SUBSEP)
-      best = nat[1, k]; if (nat[2, k] != "" && nat[2, k] < best) best = nat[2, k]
-      m = mc[1, k]; if (mc[2, k] != "" && mc[2, k] > m) m = mc[2, k]
+      n1 = med(1, k, "n"); n2 = med(2, k, "n"); m1 = med(1, k, "m"); m2 = med(2, k, "m")
+      best = n1; if (n2 != "" && n2 < best) best = n2
+      m = m1; if (m2 != "" && m2 > m) m = m2
       fx = (fl[k] > 0) ? sprintf("%7.2f", m / fl[k]) : "      -"
-      printf "%-22s %10s %11.2f %11.2f %11.2f %11.2f %7.2fx %s  %s/%s\n", p[1], p[2], nat[1, k],
-             nat[2, k], mc[1, k], mc[2, k], best / m, fx, alg[1, k], alg[2, k]
+      printf "%-22s %10s %11.2f %11.2f %11.2f %11.2f %7.2fx %s  %s/%s\n", p[1], p[2], n1, n2, m1, m2,
+             best / m, fx, alg[1, k], alg[2, k]
     }
-  }' "$out/openmpi.csv" "$out/mpich.csv" | tee "$out/summary.txt"
-echo "(vs_best = faster native / slower mcoll of the two runs; floor_x = slower mcoll / DRAM floor)"
+  }' "$out"/openmpi.*.csv "$out"/mpich.*.csv | tee "$out/summary.txt"
+echo "(medians over $rounds alternating rounds per MPI; vs_best = faster native / slower mcoll; floor_x = slower mcoll / DRAM floor)"
