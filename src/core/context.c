@@ -154,11 +154,12 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     return MPI_SUCCESS;
 }
 
-int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
+/* The attribute lookup, or the context's creation: kept out of line so the fast path of
+ * mc_ctx_get needs no stack frame. */
+__attribute__((noinline)) static int ctx_lookup(MPI_Comm comm, mc_ctx_t **out)
 {
     void *val = NULL;
     int flag = 0;
-    if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
     pthread_once(&keyval_once, create_keyval);
     int rc = PMPI_Comm_get_attr(comm, keyval, &val, &flag);
     if (rc != MPI_SUCCESS) return rc;
@@ -170,6 +171,12 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
     rc = ctx_create(comm, out);
     if (rc == MPI_SUCCESS) remember(comm, *out);
     return rc;
+}
+
+int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
+{
+    if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
+    return ctx_lookup(comm, out);
 }
 
 /* Called before PMPI_Finalize so the predefined communicators' contexts are released while

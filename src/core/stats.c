@@ -30,20 +30,25 @@ static __thread stats_block_t *mine;
 static _Thread_local const char *last_alg[MC_NCOLL];
 static _Thread_local int current = -1;   /* mc_stats_enter */
 
-static coll_stats_t *my_stats(mc_coll_t c)
+/* A thread's first count links its block in (out of line: the call path stays short). */
+__attribute__((noinline)) static stats_block_t *attach(void)
 {
-    if (__builtin_expect(!mine, 0)) {
-        pthread_mutex_lock(&blocks_lock);
-        stats_block_t *b = atomic_load(&blocks) ? calloc(1, sizeof *b) : &first_block;
-        if (b) {
-            b->next = atomic_load(&blocks);
-            atomic_store(&blocks, b);
-        }
-        pthread_mutex_unlock(&blocks_lock);
-        static stats_block_t lost;     /* allocation failed: count somewhere harmless */
-        mine = b ? b : &lost;
+    pthread_mutex_lock(&blocks_lock);
+    stats_block_t *b = atomic_load(&blocks) ? calloc(1, sizeof *b) : &first_block;
+    if (b) {
+        b->next = atomic_load(&blocks);
+        atomic_store(&blocks, b);
     }
-    return &mine->c[c];
+    pthread_mutex_unlock(&blocks_lock);
+    static stats_block_t lost;     /* allocation failed: count somewhere harmless */
+    return mine = b ? b : &lost;
+}
+
+static inline coll_stats_t *my_stats(mc_coll_t c)
+{
+    stats_block_t *b = mine;
+    if (__builtin_expect(!b, 0)) b = attach();
+    return &b->c[c];
 }
 
 static inline void bump(_Atomic uint64_t *x, uint64_t v)

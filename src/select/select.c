@@ -327,6 +327,19 @@ static inline int same_call(const mc_args_t *m, const mc_args_t *a)
            m->commute == a->commute && !a->counts && !a->scounts;
 }
 
+/* The ordered search, remembered for the next call (out of line: a remembered choice then
+ * needs no stack frame). */
+__attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t *a, int *index, unsigned gen)
+{
+    int idx = -1;
+    const mc_alg_t *alg = choose(ctx, a, &idx);
+    *index = idx;
+    if (a->counts || a->scounts) return alg;
+    if (!ctx->memo && !(ctx->memo = calloc(MC_NCOLL, sizeof *ctx->memo))) return alg;
+    ctx->memo[a->coll] = (mc_sel_memo_t){.gen = gen, .idx = idx, .alg = alg, .a = *a};
+    return alg;
+}
+
 /* A repeated identical call (the common case: a loop over one collective) reuses the last
  * choice: the selection of an 8-byte allreduce at 2 ranks costs 72 instructions instead of
  * 185 (callgrind). */
@@ -334,20 +347,12 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     unsigned gen = atomic_load_explicit(&sel_gen, memory_order_acquire);
-    mc_sel_memo_t *m = ctx->memo ? &ctx->memo[a->coll] : NULL;
+    const mc_sel_memo_t *m = ctx->memo ? &ctx->memo[a->coll] : NULL;
     if (m && m->gen == gen && same_call(&m->a, a)) {
         a->segsize = m->a.segsize;
         a->radix = m->a.radix;
         *index = m->idx;
         return m->alg;
     }
-    int idx = -1;
-    const mc_alg_t *alg = choose(ctx, a, &idx);
-    *index = idx;
-    if (!m && !a->counts && !a->scounts) {
-        ctx->memo = calloc(MC_NCOLL, sizeof *ctx->memo);
-        m = ctx->memo ? &ctx->memo[a->coll] : NULL;
-    }
-    if (m && !a->counts && !a->scounts) *m = (mc_sel_memo_t){.gen = gen, .idx = idx, .alg = alg, .a = *a};
-    return alg;
+    return search(ctx, a, index, gen);
 }
