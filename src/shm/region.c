@@ -172,9 +172,8 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
     layout(sh, data_len);
     sh->pids = malloc(sizeof(pid_t) * (size_t)sh->p);
     sh->seen_done = calloc((size_t)sh->p, sizeof(uint64_t));
-    sh->seen_ack = calloc((size_t)sh->p, sizeof(uint64_t));
     sh->fan_root[0] = sh->fan_root[1] = -1;
-    if (!sh->pids || !sh->seen_done || !sh->seen_ack) rc = MPI_ERR_NO_MEM;
+    if (!sh->pids || !sh->seen_done) rc = MPI_ERR_NO_MEM;
     pid_t me = getpid();
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, sh->pids, (int)sizeof me, MPI_BYTE, node);
@@ -214,7 +213,6 @@ void mc_shm_free(mc_shm_t *sh)
     if (sh->base) munmap(sh->base, sh->len);
     free(sh->pids);
     free(sh->seen_done);
-    free(sh->seen_ack);
     free(sh->sock_of);
     free(sh->sock_first);
     free(sh->sock_rank);

@@ -37,7 +37,7 @@ typedef struct mc_flag {
     unsigned char data[MC_INLINE];
 } __attribute__((aligned(MC_LINE))) mc_flag_t;
 
-enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_ACK, MC_NFLAGS };
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
@@ -81,7 +81,6 @@ typedef struct mc_shm {
     mc_xchg_t sym;           /* the symmetric exchange (mc_shm_sym_begin) */
     mc_xchg_t fan;           /* the fan-in exchange (mc_shm_fan_*) */
     int fan_root[2];         /* root of the last two fan-in exchanges, by parity (-1: none) */
-    uint64_t *seen_ack;      /* [p] last ACK value read from every rank */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
     int nsock, sock;         /* number of sockets, this rank's socket */
@@ -150,11 +149,16 @@ void mc_shm_barrier(mc_shm_t *sh);
  *   mc_shm_x_publish: release store of k;  mc_shm_x_wait: the payload of `rank` for k. */
 #define MC_SYM_MAX 4096
 #define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
+/* Slot of `rank` in exchange k of x (the slot of exchange k - 2, reused). */
+static inline mc_flag_t *mc_shm_xslot_at(const mc_shm_t *sh, const mc_xchg_t *x, uint64_t k, int rank)
+{
+    size_t i = (size_t)(k & 1) * (size_t)sh->p + (size_t)rank;
+    return (mc_flag_t *)(x->slots + i * MC_SYM_SLOT);
+}
 /* Slot of `rank` in the current exchange of x. */
 static inline mc_flag_t *mc_shm_xslot(const mc_shm_t *sh, const mc_xchg_t *x, int rank)
 {
-    size_t i = (size_t)(x->k & 1) * (size_t)sh->p + (size_t)rank;
-    return (mc_flag_t *)(x->slots + i * MC_SYM_SLOT);
+    return mc_shm_xslot_at(sh, x, x->k, rank);
 }
 /* Payload of len bytes in an exchange slot f (symmetric or fan-in): the flag line's data, or
  * the area after the line. */
@@ -172,16 +176,16 @@ void mc_shm_x_publish(mc_shm_t *sh, mc_xchg_t *x);
 const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, size_t len);
 
 /* Fan-in exchange of a small payload (at most MC_SYM_MAX bytes per rank) to a root, as a
- * small reduce does: every rank publishes its payload, only the root reads them all and then
- * raises its ACK flag to k. Slots as in the symmetric exchange, with a count of their own
- * (sh->fan; publish and wait are mc_shm_x_*). Exchange k reuses the slots of exchange k - 2, which only that exchange's root
- * read: a writer waits until that root's ACK reached k - 2 (every rank knows the root of
- * each exchange, so it reads one ACK line, and only when its cached value is too old).
+ * small reduce does: every rank publishes its payload, only the root reads them all. Slots as
+ * in the symmetric exchange, with a count of their own (sh->fan; publish and wait are
+ * mc_shm_x_*). Exchange k reuses the slots of exchange k - 2, which only that exchange's root
+ * read; every rank publishes in every exchange, in order, so once that root published k - 1
+ * it was done reading k - 2: a writer waits for that one publication (every rank knows the
+ * root of each exchange). In back-to-back reduces with rotating roots that line is one the
+ * writer read itself in exchange k - 1 as its root: no line moves for this wait.
  * Not an op: no mc_shm_begin/end.
- *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait);
- *   ack (root): done reading exchange k. */
+ *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait). */
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len);
-void mc_shm_fan_ack(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);

@@ -121,15 +121,8 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
     uint64_t k = ++sh->fan.k;
-    int prev = sh->fan_root[k & 1];  /* root of exchange k - 2 */
+    int prev = sh->fan_root[k & 1];  /* root of exchange k - 2: the one reader of this slot */
     sh->fan_root[k & 1] = root;
-    if (prev >= 0) wait_seen(&mc_flag(sh, MC_F_ACK, prev)->v, k - 2, &sh->seen_ack[prev]);
+    if (prev >= 0 && prev != sh->r) mc_wait_flag(&mc_shm_xslot_at(sh, &sh->fan, k - 1, prev)->v, k - 1);
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->fan, sh->r), len);
-}
-
-void mc_shm_fan_ack(mc_shm_t *sh)
-{
-    atomic_store_explicit(&mc_flag(sh, MC_F_ACK, sh->r)->v, sh->fan.k, memory_order_release);
-    sh->seen_ack[sh->r] = sh->fan.k;
-    mc_sync_events++;
 }

@@ -222,8 +222,10 @@ static void test_race(int iters)
     /* Runs of one rooted kind with nothing in between, the receiving side slowed down: a
      * writer may run ahead only as far as its buffers allow (reduce: 2 fan-in exchanges,
      * bcast: the STEP ring). */
-    for (int it = 0; it < iters / 2; it++) {
-        int N = it % 2 ? 12 : 256, root = (it / 64) % size;
+    for (int it = 0; it < iters / 2; it++) { /* 96 B inline, 512 B: both the fan-in exchange
+                                                * (a larger one would take the general path,
+                                                * whose op syncs, and hide a missing guard) */
+        int N = it % 2 ? 12 : 64, root = (it / 64) % size;
         for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
         if (rank == root) skew(it);
         MPI_Reduce(s, r, N, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
