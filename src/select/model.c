@@ -118,7 +118,9 @@ static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long s
 
 static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, double m, long seg)
 {
-    double t = cost_of(ctx, alg, m, seg, 0), t0 = cost_of(ctx, alg, m, seg, -1);
+    /* zero copy is costed on one node only: across nodes the replay (mc_cost_nodes) is the
+     * expensive part of a list and the two costs were not compared there */
+    double t = cost_of(ctx, alg, m, seg, 0), t0 = ctx->nnodes <= 1 ? cost_of(ctx, alg, m, seg, -1) : t;
     if (l->n < MAXCAND && isfinite(t) && t >= 0)
         l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0};
 }

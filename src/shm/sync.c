@@ -36,22 +36,17 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
 
 uint64_t mc_shm_begin(mc_shm_t *sh) { return ++sh->op; }
 
-/* Waits for flag f to reach target unless *seen, the value last read from it, already did;
- * remembers the value read, so a rank far enough ahead is not read again (its line keeps
- * being written). */
-static inline void wait_seen(_Atomic uint64_t *f, uint64_t target, uint64_t *seen)
-{
-    if (mc_seq_reached(*seen, target)) return;
-    mc_wait_flag(f, target);
-    *seen = atomic_load_explicit(f, memory_order_relaxed);
-}
-
-/* Every rank finished op `done` (DONE flags). */
+/* Every rank finished op `done` (DONE flags); what was read before is remembered, so a rank
+ * far enough ahead is not read again (its DONE line keeps being written). */
 static void wait_done(mc_shm_t *sh, uint64_t done)
 {
     uint64_t target = mc_seq(done, MC_STEP_END);
-    for (int i = 0; i < sh->p; i++)
-        if (i != sh->r) wait_seen(&mc_flag(sh, MC_F_DONE, i)->v, target, &sh->seen_done[i]);
+    for (int i = 0; i < sh->p; i++) {
+        if (i == sh->r || mc_seq_reached(sh->seen_done[i], target)) continue;
+        _Atomic uint64_t *f = &mc_flag(sh, MC_F_DONE, i)->v;
+        mc_wait_flag(f, target);
+        sh->seen_done[i] = atomic_load_explicit(f, memory_order_relaxed);
+    }
 }
 
 void mc_shm_quiesce(mc_shm_t *sh)
