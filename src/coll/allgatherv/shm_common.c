@@ -176,7 +176,7 @@ static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
     if (n <= MC_INLINE && n) return bcast_inline(sh, a);
     pipe_init(&pp, sh, slice_of(floor_line(sh->data_len / 2), n), n * (size_t)p, 0);
     pp.W += 2 * pp.slice;
-    char *buf = n <= MC_INLINE ? inline_buf(sh, root) : sh->data;
+    char *buf = sh->data;   /* inline sizes returned above; n == 0 copies nothing */
     if (sh->r == root) {
         out = (mv_out_t){buf, a->rbuf, n, -1};
         pp.out = &out;
