@@ -219,7 +219,7 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 #define DEFAULT_CACHE ((size_t)32 << 20)
 
 /* The cache sizes, read from the topology once (every shared-memory call asks). */
-static struct { size_t llc, l2; int add_l2; } caps;
+static struct { size_t llc, l2; int add_l2, llc_pus; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 static void caps_read(void)
@@ -231,6 +231,13 @@ static void caps_read(void)
     /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
     caps.add_l2 = t.llc && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
+    caps.llc_pus = t.llc ? t.llc_pus : 0;
+}
+
+int mc_cache_shared(int p)
+{
+    pthread_once(&caps_once, caps_read);
+    return caps.llc_pus >= p;
 }
 
 size_t mc_cache_capacity(int p)

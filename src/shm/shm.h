@@ -213,6 +213,9 @@ void mc_stream_fence(void);
 /* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks; MCOLL_SHM_CACHE
  * overrides. */
 size_t mc_cache_capacity(int p);
+/* Whether p ranks can share one last-level cache instance (hwloc: PUs per LLC >= p). When
+ * not, data one rank writes reaches another through the fabric, not a cache they share. */
+int mc_cache_shared(int p);
 /* Kernel variants, for tests and mcoll-info: "avx512", "avx2", "sse2", "scalar". */
 const char *mc_copy_nt_kind(void);
 int mc_copy_nt_force(const char *kind);  /* 0 ok, -1 unknown or unsupported on this CPU */
