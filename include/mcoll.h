@@ -64,10 +64,17 @@ void mcoll_stats_reset(void);
 
 /* Node-shared heap: memory every rank of the node maps once, so collectives on buffers from
  * it copy directly between processes (zero copy, no system call per operation).
- * MPI_Alloc_mem returns the same memory. mcoll_free(NULL) is a no-op; mcoll_malloc returns
- * NULL when the heap is exhausted or unavailable. Alignment: 64 bytes. */
+ * MPI_Alloc_mem returns the same memory, and so does malloc() for blocks of MCOLL_MALLOC_MIN
+ * bytes and more when libmcoll-malloc.so is preloaded (no source change). mcoll_free(NULL) is
+ * a no-op; mcoll_malloc returns NULL when the heap is exhausted or unavailable. Alignment:
+ * 64 bytes. */
 void *mcoll_malloc(size_t size);
 void mcoll_free(void *ptr);
+/* The same with a larger alignment (a power of two up to 2 MiB). */
+void *mcoll_malloc_aligned(size_t size, size_t align);
+/* Usable bytes of the heap block that starts at ptr (at least what was asked); 0 when ptr
+ * does not start one. Costs no lock for pointers outside the heap. */
+size_t mcoll_heap_size(const void *ptr);
 
 
 /* ================================================================ neighbor (issue 5) ====

@@ -3,9 +3,15 @@
 # For each MPI, mcoll-bench runs native vs mcoll on the same buffers (2 ranks by default) with
 # --roofline (the node's copy bandwidth, measured first); then the two CSVs are merged and each
 # mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
-# Extra arguments go to mcoll-bench (e.g. --heap, --batch 100).
+# Extra arguments go to mcoll-bench (e.g. --heap, --batch 100). MALLOC_HEAP=1 preloads
+# libmcoll-malloc.so: the bench's malloc buffers (and the native MPIs' own) from the shared heap.
 set -euo pipefail
 np=${NP:-2}; out=${OUT:-bench-node}; rounds=${ROUNDS:-3}
+pre_ompi=(); pre_mpich=()
+if [ "${MALLOC_HEAP:-0}" = 1 ]; then
+  pre_ompi=(-x "LD_PRELOAD=$PWD/build/lib/libmcoll-malloc.so")
+  pre_mpich=(-genv LD_PRELOAD "$PWD/build-mpich/lib/libmcoll-malloc.so")
+fi
 colls=${COLLS:-allreduce,reduce,reduce_scatter_block,bcast,allgather,barrier}
 args=(--coll "$colls" --min "${MIN:-8}" --max "${MAX:-64M}" --roofline --time-limit "${TL:-0.3}" "$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -14,9 +20,9 @@ mkdir -p "$out"
 # by 2-3x for minutes at a time, so one run of each would compare two machine states. Every
 # cell then takes the median over the rounds of each MPI's native and mcoll times.
 for r in $(seq "$rounds"); do
-  mpiexec.openmpi --oversubscribe --bind-to core -n "$np" build/bin/mcoll-bench "${args[@]}" \
+  mpiexec.openmpi --oversubscribe --bind-to core "${pre_ompi[@]}" -n "$np" build/bin/mcoll-bench "${args[@]}" \
     --csv "$out/openmpi.$r.csv" > "$out/openmpi.$r.txt"
-  mpiexec.mpich -bind-to core -n "$np" build-mpich/bin/mcoll-bench "${args[@]}" \
+  mpiexec.mpich -bind-to core "${pre_mpich[@]}" -n "$np" build-mpich/bin/mcoll-bench "${args[@]}" \
     --csv "$out/mpich.$r.csv" > "$out/mpich.$r.txt"
 done
 grep -h "roofline" "$out"/openmpi.*.txt "$out"/mpich.*.txt || true

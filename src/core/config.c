@@ -41,6 +41,8 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
+    {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
+    {"MCOLL_MALLOC_MIN", MC_CFG_SIZE, "64K", "with libmcoll-malloc.so preloaded: smallest malloc served from the shared heap (0 = none)"},
     {"MCOLL_NEIGHBOR_ALG", MC_CFG_STR, "auto", "persistent neighbor alltoallv strategy: auto, standard, aggregated, dedup (MPI_Info key mcoll_neighbor_alg wins)"},
     {"MCOLL_NEIGHBOR_REGION", MC_CFG_STR, "node", "region of the locality-aware neighbor strategies: node or socket (MPI_Info key mcoll_neighbor_region wins)"},
 };
@@ -106,6 +108,8 @@ static void load_shm(const char *name, const char *val)
     else if (!strcmp(name, "MCOLL_SHM_SMALL")) cfg.shm_small = size_or(name, val, 256L << 10);
     else if (!strcmp(name, "MCOLL_VSOCKET_SIZE")) cfg.vsocket_size = atoi(val);
     else if (!strcmp(name, "MCOLL_HEAP_SIZE")) cfg.heap_size = size_or(name, val, 64L << 30);
+    else if (!strcmp(name, "MCOLL_HEAP_RETAIN")) cfg.heap_retain = size_or(name, val, 128L << 20);
+    else if (!strcmp(name, "MCOLL_MALLOC_MIN")) cfg.malloc_min = size_or(name, val, 64L << 10);
 }
 
 static void load_one(const mc_cfg_var_t *v)
@@ -120,7 +124,7 @@ static void load_one(const mc_cfg_var_t *v)
     else if (!strcmp(v->name, "MCOLL_MODEL")) snprintf(cfg.model, sizeof cfg.model, "%s", val);
     else if (!strcmp(v->name, "MCOLL_PROFILE")) snprintf(cfg.profile, sizeof cfg.profile, "%s", val);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
-             !strcmp(v->name, "MCOLL_HEAP_SIZE"))
+             !strncmp(v->name, "MCOLL_HEAP", 10) || !strcmp(v->name, "MCOLL_MALLOC_MIN"))
         load_shm(v->name, val);
     else if ((c = coll_of_var(v->name, "_ALG")) >= 0) {
         snprintf(cfg.alg[c], sizeof cfg.alg[c], "%s", strcmp(val, "auto") ? val : "");

@@ -33,6 +33,8 @@ typedef struct mc_config {
     long shm_small;             /* DPML-like small-message reductions up to this size */
     int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
     long heap_size;             /* address space reserved per shared-heap segment */
+    long heap_retain;           /* freed heap bytes kept backed before frees punch holes */
+    long malloc_min;            /* libmcoll-malloc.so: smallest malloc from the heap (0 = none) */
 } mc_config_t;
 
 /* The configuration, read on first use. Every collective call reads it: the fast path is

@@ -7,8 +7,13 @@
  *
  * The allocator's metadata lives in private memory only (free extents per segment, a hash
  * of live blocks): a stray write by a peer into the shared pages can corrupt data, never the
- * allocator. First fit over address-ordered free extents, coalesced on free; freed pages go
- * back to the system (hole punching) once a whole run of them is free.
+ * allocator. First fit over address-ordered free extents, coalesced on free. Freed pages stay
+ * backed up to MCOLL_HEAP_RETAIN bytes (a program that frees and allocates a large buffer
+ * every iteration must not take a page fault per page each time: 10 us per 4 KiB page on one
+ * VM measured here); beyond that, whole free runs go back to the system (hole punching).
+ *
+ * libmcoll-malloc.so (src/heap-malloc) serves large malloc()s from here too, so a forked child
+ * may hold heap blocks: it keeps its parent's segments, remapped private (see fork_child).
  *
  * Nothing here calls MPI: the heap works before MPI_Init and in tests without a launcher. */
 #define _GNU_SOURCE
@@ -42,6 +47,7 @@ typedef struct seg {
     size_t size;
     uint64_t id;
     int fd;
+    int retired;         /* a parent's, after fork: private, never shared, punched or grown */
     ext_t *ext;          /* free extents by offset, never adjacent; under `lock` */
     size_t next, cap;
 } seg_t;
@@ -53,6 +59,7 @@ static seg_t segs[MAXSEG];
 static _Atomic int nseg;
 static blk_t *blk;       /* live blocks: open addressing, linear probing, 3/4 max load */
 static size_t blk_cap, blk_n;
+static size_t kept;      /* freed bytes still backed (an estimate: allocations reuse them) */
 static int blk_bits;
 static _Atomic int no_share;
 
@@ -173,6 +180,7 @@ static void seg_punch(seg_t *s, size_t off, size_t n, ext_t e)
     if (lo < elo) lo = elo;
     if (hi > ehi) hi = ehi;
     if (hi <= lo || hi - lo < PUNCH_MIN) return;
+    kept -= hi - lo < kept ? hi - lo : kept;
     if (fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)(hi - lo)) != 0)
         madvise(s->base + lo, hi - lo, MADV_REMOVE);
 }
@@ -204,7 +212,9 @@ static void seg_free(seg_t *s, size_t off, size_t n)
         if (ext_insert(s, i, (ext_t){off, n}) != 0) return;
         at = i;
     }
-    seg_punch(s, off, n, s->ext[at]);
+    if (s->retired) return;
+    kept += n;
+    if (kept > (size_t)mc_cfg()->heap_retain) seg_punch(s, off, n, s->ext[at]);
 }
 
 /* ---------------------------------------------------------------- segments */
@@ -253,8 +263,11 @@ static int seg_new(size_t need)
 }
 
 /* ---------------------------------------------------------------- fork */
-/* After fork() the child must not allocate from its parent's segments (they are shared with
- * the parent): it forgets them and starts its own heap on demand. Mappings stay valid. */
+/* After fork() the parent's segments are still shared with the parent: the child remaps them
+ * private (copy on write from the file: the child's writes never reach the parent) and
+ * retires them: it may still read, realloc and free the blocks it inherited (malloc memory,
+ * with libmcoll-malloc.so), but never allocates from, posts, punches or resizes them; new
+ * blocks come from segments of its own. */
 static pthread_mutex_t tr_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic pid_t self_pid;
 
@@ -273,10 +286,16 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     atomic_store(&self_pid, 0);
-    atomic_store(&nseg, 0);
-    blk = NULL; /* the parent's copy: leaked in the child on purpose */
-    blk_cap = blk_n = 0;
-    blk_bits = 0;
+    int n = atomic_load(&nseg);
+    for (int i = 0; i < n; i++) {
+        seg_t *s = &segs[i];
+        if (s->retired) continue;
+        s->retired = 1;
+        /* NORESERVE: a private writable mapping of the whole reservation is not charged */
+        if (mmap(s->base, s->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, s->fd, 0) ==
+            MAP_FAILED)
+            mc_warn("fork: heap segment %d stays shared with the parent: %s", i, strerror(errno));
+    }
     fork_parent();
 }
 
@@ -309,10 +328,11 @@ void *mc_heap_alloc(size_t size, size_t align)
     if (blk_reserve() != 0) goto out;
     int i, ns = atomic_load_explicit(&nseg, memory_order_relaxed);
     for (i = 0; i < ns; i++)
-        if (seg_alloc(&segs[i], n, align, &off) == 0) break;
+        if (!segs[i].retired && seg_alloc(&segs[i], n, align, &off) == 0) break;
     if (i == ns && ((i = seg_new(n + align)) < 0 || seg_alloc(&segs[i], n, align, &off) != 0)) goto out;
     p = segs[i].base + off;
     blk_put((blk_t){(uintptr_t)p, n, i});
+    kept -= n < kept ? n : kept;
 out:
     pthread_mutex_unlock(&lock);
     return p;
@@ -333,6 +353,32 @@ int mc_heap_free(void *p)
 }
 
 void *mcoll_malloc(size_t size) { return mc_heap_alloc(size, 0); }
+void *mcoll_malloc_aligned(size_t size, size_t align) { return mc_heap_alloc(size, align); }
+
+/* Index of the segment (retired ones too) holding p, or -1; lock free. */
+static int seg_of(const void *p)
+{
+    int n = atomic_load_explicit(&nseg, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        if ((uintptr_t)p - (uintptr_t)segs[i].base < segs[i].size) return i;
+    return -1;
+}
+
+size_t mcoll_heap_size(const void *ptr)
+{
+    if (!ptr || seg_of(ptr) < 0) return 0;   /* every pointer free() sees: no lock */
+    pthread_mutex_lock(&lock);
+    blk_t *b = blk_find((uintptr_t)ptr);
+    size_t n = b ? b->len : 0;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+size_t mc_heap_malloc_min(void)
+{
+    const mc_config_t *c = mc_cfg();
+    return c->shm && c->heap_size > 0 && c->malloc_min > 0 ? (size_t)c->malloc_min : 0;
+}
 
 void mcoll_free(void *ptr)
 {
@@ -346,7 +392,7 @@ int mc_heap_lookup_range(const void *p, size_t len, uint64_t *heap_id, int64_t *
     int n = atomic_load_explicit(&nseg, memory_order_acquire);
     for (int i = 0; i < n; i++) {
         size_t d = (size_t)((uintptr_t)p - (uintptr_t)segs[i].base);
-        if (d < segs[i].size && len <= segs[i].size - d) {
+        if (!segs[i].retired && d < segs[i].size && len <= segs[i].size - d) {
             *heap_id = segs[i].id;
             *off = (int64_t)d;
             return 1;
@@ -449,7 +495,7 @@ void *mc_heap_translate(pid_t pid, uint64_t heap_id, int64_t off, size_t len)
     if (pid == me()) {
         int n = atomic_load_explicit(&nseg, memory_order_acquire);
         for (int i = 0; i < n && !base; i++)
-            if (segs[i].id == heap_id) base = segs[i].base, size = segs[i].size;
+            if (segs[i].id == heap_id && !segs[i].retired) base = segs[i].base, size = segs[i].size;
     } else {
         tr_t *t = tr_get(pid, heap_id);
         if (t) base = t->base, size = t->size;

@@ -19,7 +19,10 @@
 void *mc_heap_alloc(size_t size, size_t align);
 /* 0 when p started a block (now free), -1 otherwise (nothing changed). */
 int mc_heap_free(void *p);
-/* [p, p + len) lies inside one of my segments (len 0: p itself does). */
+/* Smallest malloc that libmcoll-malloc.so serves from the heap (MCOLL_MALLOC_MIN), 0 = none
+ * (also when the heap or shared memory is disabled). */
+size_t mc_heap_malloc_min(void);
+/* [p, p + len) lies inside one of my (shareable) segments (len 0: p itself does). */
 int mc_heap_lookup_range(const void *p, size_t len, uint64_t *heap_id, int64_t *off);
 
 /* Whether this process publishes heap references in its posts. Cleared for good by a node

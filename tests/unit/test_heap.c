@@ -406,6 +406,7 @@ int main(void)
     char seg[16];
     snprintf(seg, sizeof seg, "%dM", SEG_MB);
     setenv("MCOLL_HEAP_SIZE", seg, 1);
+    setenv("MCOLL_HEAP_RETAIN", "0", 1);   /* test_punch: every large free returns its pages */
     unsetenv("MCOLL_SHM_PATH");
     test_basics();
     test_coalesce();
