@@ -14,6 +14,7 @@
 #include "mcoll.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -26,13 +27,24 @@ size_t mc_heap_malloc_min(void); /* libmcoll: MCOLL_MALLOC_MIN, 0 when the heap 
 
 static __thread int busy __attribute__((tls_model("initial-exec")));
 
+/* MCOLL_MALLOC_MIN + 1, 0 until known: the configuration is read once, so every small malloc
+ * after the first is decided here without a call into libmcoll. */
+static _Atomic size_t min_plus1;
+
 /* A heap block of n bytes aligned to align (0: the heap's 64 bytes), or NULL: glibc's turn. */
 static void *heap_get(size_t n, size_t align)
 {
     if (busy) return NULL;
+    size_t m = atomic_load_explicit(&min_plus1, memory_order_relaxed);
+    if (!m) {
+        busy = 1;
+        m = mc_heap_malloc_min() + 1;
+        busy = 0;
+        atomic_store_explicit(&min_plus1, m, memory_order_relaxed);
+    }
+    if (m == 1 || n < m - 1) return NULL;
     busy = 1;
-    size_t min = mc_heap_malloc_min();
-    void *p = min && n >= min ? mcoll_malloc_aligned(n, align) : NULL;
+    void *p = mcoll_malloc_aligned(n, align);
     busy = 0;
     return p;
 }
