@@ -138,10 +138,10 @@ size_t malloc_usable_size(void *p)
     return n ? n : p ? libc_usable(p) : 0;
 }
 
-/* Aligned blocks: the heap serves alignments up to 2 MiB. */
+/* Aligned blocks: the heap serves alignments up to 2 MiB (it declines larger ones). */
 static void *aligned(size_t align, size_t n)
 {
-    void *p = align <= ((size_t)2 << 20) ? heap_get(n, align) : NULL;
+    void *p = heap_get(n, align);
     return p ? p : __libc_memalign(align, n);
 }
 

@@ -389,16 +389,13 @@ void mcoll_free(void *ptr)
 /* ---------------------------------------------------------------- lookup */
 int mc_heap_lookup_range(const void *p, size_t len, uint64_t *heap_id, int64_t *off)
 {
-    int n = atomic_load_explicit(&nseg, memory_order_acquire);
-    for (int i = 0; i < n; i++) {
-        size_t d = (size_t)((uintptr_t)p - (uintptr_t)segs[i].base);
-        if (!segs[i].retired && d < segs[i].size && len <= segs[i].size - d) {
-            *heap_id = segs[i].id;
-            *off = (int64_t)d;
-            return 1;
-        }
-    }
-    return 0;
+    int i = seg_of(p);   /* segments are disjoint: the only one that can hold the range */
+    if (i < 0 || segs[i].retired) return 0;
+    size_t d = (size_t)((uintptr_t)p - (uintptr_t)segs[i].base);
+    if (len > segs[i].size - d) return 0;
+    *heap_id = segs[i].id;
+    *off = (int64_t)d;
+    return 1;
 }
 
 int mc_heap_lookup(const void *p, uint64_t *heap_id, int64_t *off)
