@@ -7,6 +7,7 @@
 #include "core/config.h"
 #include "core/mc.h"
 #include "core/topo.h"
+#include "model/model.h"
 #include "shm/shm.h"
 #include <hwloc.h>
 #include <stdio.h>
@@ -193,8 +194,11 @@ static void print_topo(int markdown)
     char c2[32], cp[32];
     human_size(mc_cache_capacity(2), c2, sizeof c2);
     human_size(mc_cache_capacity(t.pus), cp, sizeof cp);
-    printf("%sadaptive copy: cache capacity C = %s at 2 ranks, %s at %d; nt-copy kernel %s\n", b, c2,
-           cp, t.pus, mc_copy_nt_kind());
+    const char *from = mc_cfg()->shm_cache > 0              ? "MCOLL_SHM_CACHE"
+                       : mc_profile_active()->adapt_c > 0 ? "measured, MCOLL_PROFILE"
+                                                          : "hwloc";
+    printf("%sadaptive copy: cache capacity C = %s at 2 ranks, %s at %d (%s); nt-copy kernel %s\n", b, c2,
+           cp, t.pus, from, mc_copy_nt_kind());
     printf("\n");
 }
 

@@ -456,8 +456,8 @@ mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t
 }
 
 /* Bytes of all ranks' buffers in one call (send and receive sides), whatever the algorithm,
- * with m as in mc_cost_in_t. A call whose buffers exceed the caches (LLC + p L2, the adaptive
- * copy's capacity) moves every byte at memory speed: the shared-memory copies at t_copy instead
+ * with m as in mc_cost_in_t. A call whose buffers exceed the caches (mc_profile_capacity: the
+ * measured adaptive-copy capacity, else LLC + p L2) moves every byte at memory speed: the shared-memory copies at t_copy instead
  * of c_copy, and the point-to-point parameters, measured in cache by the ping-pong, c_copy /
  * t_copy times slower. */
 static double footprint(mc_coll_t c, const mc_cost_in_t *in)
@@ -477,7 +477,7 @@ static double footprint(mc_coll_t c, const mc_cost_in_t *in)
 
 static int beyond_caches(const mc_profile_t *prof, const mc_alg_t *alg, const mc_cost_in_t *in)
 {
-    return prof->l3 > 0 && footprint(alg->coll, in) > prof->l3 + prof->l2 * (in->p > 0 ? in->p : 1);
+    return (prof->l3 > 0 || prof->adapt_c > 0) && footprint(alg->coll, in) > mc_profile_capacity(prof, in->p);
 }
 
 /* How much slower a byte moves beyond the caches than within them (1 when not known). */

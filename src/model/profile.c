@@ -4,7 +4,7 @@
  * {
  *   "format": "mcoll-profile", "version": 1, "name": "...",
  *   "gamma": s/byte, "copy": {"t_copy": B/s, "nt_copy": B/s, "c_copy": B/s (optional)},
- *   "cache": {"l1": B, "l2": B, "l3": B},
+ *   "cache": {"l1": B, "l2": B, "l3": B, "adaptive": B (optional)},
  *   "intra": {"hockney": {"alpha": s, "beta": s/B},
  *             "loggp": {"L": s, "o": s, "g": s, "G": s/B},
  *             "plogp": {"L": s, "points": [[m, o_s, o_r, g], ...]}},
@@ -17,8 +17,11 @@
  *                                              memory algorithms); absent = the built-in values
  * } */
 #include "model.h"
+#include "../core/config.h"
+#include "../core/log.h"
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,7 +125,7 @@ int mc_profile_validate(const mc_profile_t *p, char *err, size_t n)
 {
     if (bad(p->gamma)) return fail(err, n, "gamma must be a finite number >= 0");
     if (bad(p->t_copy) || bad(p->nt_copy) || bad(p->c_copy)) return fail(err, n, "copy bandwidths must be finite numbers >= 0");
-    if (bad(p->l1) || bad(p->l2) || bad(p->l3))
+    if (bad(p->l1) || bad(p->l2) || bad(p->l3) || bad(p->adapt_c))
         return fail(err, n, "cache sizes must be finite numbers >= 0");
     if (bad(p->nic_rate) || bad(p->nic_bw)) return fail(err, n, "nic: rate and bw must be finite numbers >= 0");
     if (bad(p->shm_sync) || bad(p->xmap) || bad(p->cma_bw))
@@ -228,6 +231,7 @@ static void read_profile(rd_t *r, json_t *root, mc_profile_t *p)
     p->l1 = num(r, k, "cache", "l1");
     p->l2 = num(r, k, "cache", "l2");
     p->l3 = num(r, k, "cache", "l3");
+    if (json_is_object(k) && json_object_get(k, "adaptive")) p->adapt_c = num(r, k, "cache", "adaptive");
     for (int l = 0; l < MC_NLEVELS; l++) read_net(r, root, l, &p->net[l]);
     json_t *nic = json_object_get(root, "nic");
     if (nic) {
@@ -291,9 +295,36 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t n
     if (root && (p->nic_rate > 0 || p->nic_bw > 0))
         json_object_set_new(root, "nic", json_pack("{s:f,s:f}", "rate", p->nic_rate, "bw", p->nic_bw));
     if (root && p->c_copy > 0) json_object_set_new(json_object_get(root, "copy"), "c_copy", json_real(p->c_copy));
+    if (root && p->adapt_c > 0) json_object_set_new(json_object_get(root, "cache"), "adaptive", json_real(p->adapt_c));
     if (root) json_object_set_new(root, "shm", json_pack("{s:f,s:f,s:f}", "sync", p->shm_sync, "xmap", p->xmap, "cma_bw", p->cma_bw));
     if (!root) return fail(err, n, "%s: out of memory building the JSON document", path);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(root);
     return rc ? fail(err, n, "%s: cannot write the file", path) : 0;
+}
+
+/* ---------------------------------------------------------------- the process's profile */
+static mc_profile_t active;
+static pthread_once_t active_once = PTHREAD_ONCE_INIT;
+
+static void active_load(void)
+{
+    const char *path = mc_cfg()->profile;
+    char err[512];
+    mc_profile_default(&active);
+    if (*path && mc_profile_load(path, &active, err, sizeof err)) {
+        mc_warn("MCOLL_PROFILE ignored, using the built-in profile: %s", err);
+        mc_profile_default(&active);
+    }
+}
+
+const mc_profile_t *mc_profile_active(void)
+{
+    pthread_once(&active_once, active_load);
+    return &active;
+}
+
+double mc_profile_capacity(const mc_profile_t *prof, int p)
+{
+    return prof->adapt_c > 0 ? prof->adapt_c : prof->l3 + prof->l2 * (p > 0 ? p : 1);
 }

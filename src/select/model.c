@@ -57,18 +57,13 @@ static atomic_int ready;     /* init ran: the call path skips pthread_once */
 static void init(void)
 {
     const mc_config_t *cfg = mc_cfg();
-    char err[512];
-    mc_profile_default(&prof);
+    prof = *mc_profile_active();
     use_model = strcmp(cfg->select, "table") != 0;
     if (strcmp(cfg->select, "table") && strcmp(cfg->select, "model"))
         mc_warn("MCOLL_SELECT=%s: not 'model' or 'table', using the model", cfg->select);
     int m = mc_model_from_name(cfg->model);
     if (m < 0) mc_warn("MCOLL_MODEL=%s: unknown model, using plogp", cfg->model);
     else model = (mc_model_t)m;
-    if (*cfg->profile && mc_profile_load(cfg->profile, &prof, err, sizeof err)) {
-        mc_warn("MCOLL_PROFILE ignored, using the built-in profile: %s", err);
-        mc_profile_default(&prof);
-    }
     atomic_store_explicit(&ready, 1, memory_order_release);
 }
 

@@ -12,6 +12,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/topo.h"
+#include "../model/model.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -218,8 +219,9 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 
 #define DEFAULT_CACHE ((size_t)32 << 20)
 
-/* The cache sizes, read from the topology once (every shared-memory call asks). */
-static struct { size_t llc, l2; int add_l2, llc_pus; } caps;
+/* The cache sizes, read from the topology once (every shared-memory call asks), and the
+ * capacity a measured profile gives (0 = none). */
+static struct { size_t llc, l2, measured; int add_l2, llc_pus; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 static void caps_read(void)
@@ -232,6 +234,7 @@ static void caps_read(void)
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
     caps.add_l2 = t.llc && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
     caps.llc_pus = t.llc ? t.llc_pus : 0;
+    caps.measured = (size_t)mc_profile_active()->adapt_c;
 }
 
 int mc_cache_shared(int p)
@@ -245,5 +248,6 @@ size_t mc_cache_capacity(int p)
     long forced = mc_cfg()->shm_cache;
     if (forced > 0) return (size_t)forced;
     pthread_once(&caps_once, caps_read);
+    if (caps.measured) return caps.measured;
     return caps.add_l2 && p > 0 ? caps.llc + (size_t)p * caps.l2 : caps.llc;
 }

@@ -210,8 +210,9 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
  * stores, no fence, nothing counted; mc_stream_fence() orders them before later stores. */
 void mc_stream_lines(void *dst, const void *src, size_t n);
 void mc_stream_fence(void);
-/* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks; MCOLL_SHM_CACHE
- * overrides. */
+/* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks, from hwloc; the
+ * measured capacity of MCOLL_PROFILE (cache.adaptive) replaces it, MCOLL_SHM_CACHE overrides
+ * both. */
 size_t mc_cache_capacity(int p);
 /* Whether p ranks can share one last-level cache instance (hwloc: PUs per LLC >= p). When
  * not, data one rank writes reaches another through the fabric, not a cache they share. */

@@ -1,11 +1,12 @@
 /* Copy kernels (src/shm/copy.c): every non-temporal variant this CPU supports at every
  * source/destination alignment and many lengths, with guard bytes around the destination;
- * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE
- * (in a re-executed child, since the configuration is read once).
+ * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE /
+ * a measured MCOLL_PROFILE (in a re-executed child, since the configuration is read once).
  *
  *   unit_copy [-v]    -v (or MCOLL_UNIT_BENCH=1): also time 64 MiB copies in 256 KiB slices */
 #include "core/config.h"
 #include "core/topo.h"
+#include "model/model.h"
 #include "shm/shm.h"
 #include "unit.h"
 #include <stdlib.h>
@@ -155,6 +156,8 @@ static void test_capacity(void)
 }
 
 /* ---------------------------------------------------------------- configuration (child) */
+#define PROFILE_C ((size_t)3 << 20)
+
 static int child_main(const char *what)
 {
     if (!strcmp(what, "nt-sse2")) {
@@ -162,6 +165,10 @@ static int child_main(const char *what)
     } else if (!strcmp(what, "nt-bogus")) {
         const char *k = mc_copy_nt_kind();   /* warns, then takes the best supported */
         CHECK(mc_copy_nt_force("auto") == 0 && !strcmp(k, mc_copy_nt_kind()), "MCOLL_SHM_NT=bogus: kind %s, auto is %s", k, mc_copy_nt_kind());
+    } else if (!strcmp(what, "profile")) {
+        /* a measured capacity replaces the topology's, for every p */
+        for (int p = 1; p <= 64; p *= 2)
+            CHECK(mc_cache_capacity(p) == PROFILE_C, "MCOLL_PROFILE with cache.adaptive, p=%d: %zu", p, mc_cache_capacity(p));
     } else if (!strcmp(what, "cache")) {
         CHECK(mc_cfg()->shm_cache == 12345, "MCOLL_SHM_CACHE parsed as %ld", mc_cfg()->shm_cache);
         test_capacity();
@@ -246,7 +253,18 @@ int main(int argc, char **argv)
     test_capacity();
     run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
     run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
+    /* the measured profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
+    char prof[] = "/tmp/mcoll-unit-copy-profile-XXXXXX", err[256];
+    int fd = mkstemp(prof);
+    mc_profile_t pr;
+    mc_profile_default(&pr);
+    pr.adapt_c = PROFILE_C;
+    CHECK(fd >= 0 && mc_profile_save(prof, &pr, err, sizeof err) == 0, "profile for the child: %s", fd < 0 ? "mkstemp" : err);
+    if (fd >= 0) close(fd);
+    run_child(argv[0], "profile", "MCOLL_PROFILE", prof);
+    setenv("MCOLL_PROFILE", prof, 1);
     run_child(argv[0], "cache", "MCOLL_SHM_CACHE", "12345");
+    unlink(prof);
     if (verbose) bench();
     free(src_buf);
     free(dst_buf);

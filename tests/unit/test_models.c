@@ -249,6 +249,24 @@ static void test_shm_mapping(const mc_profile_t *d)
     NEAR(mc_cost_eval(direct, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &small), 3e-6 + 2 * 1024 * 0.75 / 8e9);
 }
 
+/* A measured adaptive-copy capacity decides what lies beyond the caches, not l3 + p l2: a
+ * point-to-point algorithm whose footprint (2 p m) exceeds it pays the memory slowdown. */
+static void test_measured_capacity(const mc_profile_t *d)
+{
+    const mc_alg_t *lin = mc_alg_find(MC_BCAST, "linear");
+    if (!lin) return;
+    mc_profile_t p = *d;
+    p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 512 << 20; /* a VM's claim */
+    mc_cost_in_t in = {.p = 2, .m = 16 << 20, .ms = 16 << 20, .radix = 4, .sockets = 1}; /* 32 MiB */
+    mc_profile_t fast = p;
+    fast.c_copy = 0; /* never slowed down */
+    double t_in = mc_cost_eval(lin, MC_MODEL_HOCKNEY, &fast, MC_LEVEL_INTRA, &in);
+    NEAR(mc_cost_eval(lin, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &in), t_in); /* 32 MiB < 514 MiB */
+    p.adapt_c = 16 << 20;
+    CHECK(mc_cost_eval(lin, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &in) > 1.5 * t_in,
+          "32 MiB beyond a measured 16 MiB capacity costs no more than within the caches");
+}
+
 static void test_profile_io(void)
 {
     mc_profile_t d, back;
@@ -308,8 +326,21 @@ static void test_profile_io(void)
     char *x = strstr(buf, "\"xmap\"");
     if (x) memcpy(x, "\"xmaq\"", 6);
     expect_load_error(buf, "shm.xmap: missing");
+    /* cache.adaptive: optional (absent above: 0), written when measured, read back, checked */
+    CHECK(d.adapt_c == 0 && !strstr(good, "adaptive"), "the built-in profile has no measured capacity");
+    mc_profile_t m = d;
+    m.adapt_c = 48 << 20;
+    CHECK(mc_profile_save(path, &m, err, sizeof err) == 0, "save: %s", err);
+    CHECK(mc_profile_load(path, &back, err, sizeof err) == 0, "load: %s", err);
+    NEAR(back.adapt_c, 48 << 20);
+    NEAR(mc_profile_capacity(&back, 4), 48 << 20);
+    NEAR(mc_profile_capacity(&d, 4), d.l3 + 4 * d.l2);
+    bad = d;
+    bad.adapt_c = -1;
+    CHECK(mc_profile_validate(&bad, err, sizeof err) == -1 && strstr(err, "cache"), "%s", err);
     unlink(path);
     test_shm_mapping(&d);
+    test_measured_capacity(&d);
 }
 
 int main(void)
