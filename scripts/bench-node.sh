@@ -23,7 +23,7 @@ if [ "${SHM_CACHE:-}" = measure ]; then
   mpiexec.openmpi --oversubscribe --bind-to core -n "$np" build/bin/mcoll-tune params --out "$out/profile.json" \
     > "$out/profile.txt"
   SHM_CACHE=$(sed -n 's/^ *"adaptive": *\([0-9]*\).*/\1/p' "$out/profile.json")
-  echo "# adaptive-copy capacity C measured by mcoll-tune params: ${SHM_CACHE:-none (hwloc's C)}"
+  echo "# adaptive-copy capacity C measured by mcoll-tune params: ${SHM_CACHE:-none, C from hwloc}"
 fi
 if [ -n "${SHM_CACHE:-}" ]; then
   pre_ompi+=(-x "MCOLL_SHM_CACHE=$SHM_CACHE")

@@ -102,6 +102,15 @@ typedef struct mc_args {
                              * between ranks, so no selection may depend on them) */
 } mc_args_t;
 
+/* A call's arguments as the application passed them (sbuf may be MPI_IN_PLACE; unused ones
+ * zero): what a repeated call is recognized by before any checking (mc_select_again). */
+typedef struct mc_key {
+    const void *sbuf, *rbuf;
+    int count, root;
+    MPI_Datatype dt;
+    MPI_Op op;
+} mc_key_t;
+
 /* ---------------------------------------------------------------- registry */
 typedef struct mc_cost_in {
     int p;              /* ranks */

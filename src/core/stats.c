@@ -14,7 +14,7 @@
  * writer; readers load them relaxed. */
 typedef struct coll_stats {
     _Atomic uint64_t calls, handled, fallback, bytes, dav, syncs;
-    _Atomic uint64_t inter_msgs, inter_bytes, rounds;
+    _Atomic uint64_t inter_msgs, inter_bytes, rounds, repeats;
     _Atomic uint64_t alg_calls[MC_MAX_ALGS];
 } coll_stats_t;
 
@@ -68,6 +68,8 @@ void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes, const char *alg,
     if (syncs) bump(&s->syncs, syncs);
     last_alg[c] = alg;
 }
+
+void mc_stats_repeat(mc_coll_t c) { bump(&my_stats(c)->repeats, 1); }
 
 void mc_stats_fallback(mc_coll_t c, size_t bytes)
 {
@@ -128,6 +130,7 @@ int mcoll_stats_get(const char *coll, mcoll_stats_t *out)
     out->inter_msgs = TOTAL(c, inter_msgs);
     out->inter_bytes = TOTAL(c, inter_bytes);
     out->rounds = TOTAL(c, rounds);
+    out->repeats = TOTAL(c, repeats);
     return MPI_SUCCESS;
 }
 

@@ -9,6 +9,8 @@
  * data-access volume and synchronization events of its shared-memory kernels. */
 void mc_stats_handled(mc_coll_t c, int alg_index, size_t bytes, const char *alg, uint64_t dav,
                       uint64_t syncs);
+/* A handled call took the repeated-call path (mc_run_again). */
+void mc_stats_repeat(mc_coll_t c);
 void mc_stats_fallback(mc_coll_t c, size_t bytes);
 /* Point-to-point traffic to a rank of another node: counted by src/p2p for every send, so
  * algorithms never count messages themselves. Attributed to the collective being run by

@@ -6,11 +6,13 @@
 int MPI_Barrier(MPI_Comm comm)
 {
     int pre_rc;
+    mc_key_t k = {0};
+    if (mc_run_again(comm, MC_BARRIER, &k, &pre_rc)) return pre_rc;
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     int rc;
     mc_byte_args(&a, MC_BARRIER);
-    if (mc_comm_ok(comm) && mc_run(comm, &a, &rc)) return rc;
+    if (mc_comm_ok(comm) && mc_run_key(comm, &a, &k, &rc)) return rc;
     mc_fallback(MC_BARRIER, 0);
     return PMPI_Barrier(comm);
 }

@@ -138,7 +138,20 @@ int mc_precheck(MPI_Comm comm, int count, int *rc)
     return 0;
 }
 
-int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
+/* Runs alg, counts the call, raises its error on comm. */
+static inline __attribute__((always_inline)) int run_alg(mc_ctx_t *ctx, MPI_Comm comm, const mc_alg_t *alg, int idx,
+                                                       const mc_args_t *a, int *rc)
+{
+    uint64_t dav = mc_dav_bytes, syncs = mc_sync_events;
+    int outer = mc_stats_enter(a->coll); /* inter-node traffic of inner steps counts here */
+    *rc = alg->fn(ctx, a);
+    mc_stats_leave(outer);
+    mc_stats_handled(a->coll, idx, a->bytes, alg->name, mc_dav_bytes - dav, mc_sync_events - syncs);
+    if (*rc != MPI_SUCCESS) mc_raise(comm, *rc);
+    return 1;
+}
+
+int mc_run_key(MPI_Comm comm, mc_args_t *a, const mc_key_t *k, int *rc)
 {
     mc_ctx_t *ctx;
     *rc = mc_ctx_get(comm, &ctx);
@@ -147,15 +160,32 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc)
         return 1;
     }
     int idx;
-    const mc_alg_t *alg = mc_select(ctx, a, &idx);
+    const mc_alg_t *alg = mc_select(ctx, a, &idx, k);
     if (!alg) return 0;
-    uint64_t dav = mc_dav_bytes, syncs = mc_sync_events;
-    int outer = mc_stats_enter(a->coll); /* inter-node traffic of inner steps counts here */
-    *rc = alg->fn(ctx, a);
-    mc_stats_leave(outer);
-    mc_stats_handled(a->coll, idx, a->bytes, alg->name, mc_dav_bytes - dav, mc_sync_events - syncs);
-    if (*rc != MPI_SUCCESS) mc_raise(comm, *rc);
-    return 1;
+    return run_alg(ctx, comm, alg, idx, a, rc);
+}
+
+int mc_run(MPI_Comm comm, mc_args_t *a, int *rc) { return mc_run_key(comm, a, NULL, rc); }
+
+int mc_run_again(MPI_Comm comm, mc_coll_t c, const mc_key_t *k, int *rc)
+{
+    mc_ctx_t *ctx = mc_ctx_peek(comm);
+    const mc_args_t *a;
+    int idx;
+    const mc_alg_t *alg = ctx ? mc_select_again(ctx, c, k, &a, &idx) : NULL;
+    if (!alg) return 0;
+    mc_args_t copy = *a; /* the memo may change under a nested call */
+    mc_stats_repeat(c);
+    return run_alg(ctx, comm, alg, idx, &copy, rc);
+}
+
+int mc_key_stable(MPI_Datatype t, MPI_Op op)
+{
+    /* the thread's last datatype and (op, type) pair are cached only when predefined (the
+     * normal path has just looked them up): no scan of the predefined handles */
+    int dt_ok = t == MPI_DATATYPE_NULL || (last_dt.valid && last_dt.t == t) || predefined(t);
+    int op_ok = op == MPI_OP_NULL || (last_predef.op == op && last_predef.ok) || op_classes(op) > 0;
+    return dt_ok && op_ok;
 }
 
 void mc_fallback(mc_coll_t c, size_t bytes) { mc_stats_fallback(c, bytes); }

@@ -16,6 +16,8 @@ static int comm_root_ok(MPI_Comm comm, int root, int *size, int *rank)
 int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
     int pre_rc;
+    mc_key_t k = {NULL, buf, count, root, dt, MPI_OP_NULL};
+    if (mc_run_again(comm, MC_BCAST, &k, &pre_rc)) return pre_rc;
     if (mc_precheck(comm, 0, &pre_rc)) return pre_rc;
     mc_args_t a;
     mc_dt_t d;
@@ -29,7 +31,8 @@ int MPI_Bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
         a.rbuf = view;
         a.count = a.bytes;
         a.root = root;
-        handled = mc_run(comm, &a, &rc);
+        /* remembered only when the buffer is its own view (no packed temporary) */
+        handled = mc_run_key(comm, &a, !tmp && mc_key_stable(dt, MPI_OP_NULL) ? &k : NULL, &rc);
         if (handled && rc == MPI_SUCCESS && rank != root)
             rc = mc_raise(comm, mc_unview(tmp, (size_t)count, dt, comm, buf));
         free(tmp);

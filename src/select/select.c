@@ -314,6 +314,8 @@ typedef struct mc_sel_memo {
     int idx;
     const mc_alg_t *alg;    /* NULL: PMPI */
     mc_args_t a;            /* after the choice (segsize, radix set) */
+    int keyed;              /* k holds the raw arguments of a call that led to a */
+    mc_key_t k;
 } mc_sel_memo_t;
 
 /* Every applicability test reads only the arguments compared here (handles by value: a freed
@@ -329,30 +331,46 @@ static inline int same_call(const mc_args_t *m, const mc_args_t *a)
 
 /* The ordered search, remembered for the next call (out of line: a remembered choice then
  * needs no stack frame). */
-__attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t *a, int *index, unsigned gen)
+__attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t *a, int *index, unsigned gen,
+                                                         const mc_key_t *k)
 {
     int idx = -1;
     const mc_alg_t *alg = choose(ctx, a, &idx);
     *index = idx;
     if (a->counts || a->scounts) return alg;
     if (!ctx->memo && !(ctx->memo = calloc(MC_NCOLL, sizeof *ctx->memo))) return alg;
-    ctx->memo[a->coll] = (mc_sel_memo_t){.gen = gen, .idx = idx, .alg = alg, .a = *a};
+    mc_sel_memo_t *m = &ctx->memo[a->coll];
+    m->gen = gen, m->idx = idx, m->alg = alg, m->a = *a;
+    if ((m->keyed = k && alg)) m->k = *k;
     return alg;
+}
+
+const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t *k, const mc_args_t **a, int *index)
+{
+    const mc_sel_memo_t *m = ctx->memo ? &ctx->memo[c] : NULL;
+    if (!m || !m->keyed || m->k.sbuf != k->sbuf || m->k.rbuf != k->rbuf || m->k.count != k->count ||
+        m->k.root != k->root || m->k.dt != k->dt || m->k.op != k->op ||
+        m->gen != atomic_load_explicit(&sel_gen, memory_order_acquire))
+        return NULL;
+    *a = &m->a;
+    *index = m->idx;
+    return m->alg;
 }
 
 /* A repeated identical call (the common case: a loop over one collective) reuses the last
  * choice: the selection of an 8-byte allreduce at 2 ranks costs 72 instructions instead of
  * 185 (callgrind). */
-const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index)
+const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_t *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     unsigned gen = atomic_load_explicit(&sel_gen, memory_order_acquire);
-    const mc_sel_memo_t *m = ctx->memo ? &ctx->memo[a->coll] : NULL;
+    mc_sel_memo_t *m = ctx->memo ? &ctx->memo[a->coll] : NULL;
     if (m && m->gen == gen && same_call(&m->a, a)) {
         a->segsize = m->a.segsize;
         a->radix = m->a.radix;
         *index = m->idx;
+        if (k && m->alg) m->k = *k, m->keyed = 1; /* the same arguments, reached by other raw ones */
         return m->alg;
     }
-    return search(ctx, a, index, gen);
+    return search(ctx, a, index, gen, k);
 }

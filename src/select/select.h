@@ -6,8 +6,18 @@
 #include "../core/mc.h"
 
 /* Chooses the algorithm for a call, its registry index in *index, and fills a->segsize and
- * a->radix. NULL: use PMPI. */
-const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index);
+ * a->radix. NULL: use PMPI. k (may be NULL): the call's raw arguments, when their handles can
+ * never be freed and reused (predefined datatype and op); remembered with the choice for
+ * mc_select_again. */
+const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_t *k);
+
+/* A repeated call: for a call of collective c whose raw arguments equal those remembered with
+ * the last choice (mc_select's k), the same algorithm (its index in *index) and the arguments
+ * prepared then (*a), while nothing the choice depends on changed; NULL otherwise. Such a
+ * call needs no argument checks, no preparation and no selection: the same call was valid and
+ * prepared before. */
+const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t *k, const mc_args_t **a,
+                                int *index);
 
 /* Something a choice depends on changed (run-time parameters, a region created or failed):
  * every context's remembered choices are void. Thread safe. */
