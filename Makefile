@@ -5,8 +5,7 @@
 #   make tune     measured profile, sweep (2, 3, 4 ranks), measured and model-built rules files,
 #                 penalty table and heat map into tune/ (scripts/tune.sh; TUNE_* knobs; < 20 min)
 #   make bench-node  the intra-node targets: both MPIs, 2 ranks, vs the faster native and the
-#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS, ROUNDS knobs), with
-#                 the adaptive copy's capacity C measured first (mcoll-tune params); then
+#                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS, ROUNDS knobs); then
 #                 1-64 MiB with libmcoll-malloc.so preloaded (bench-node/malloc-heap), and the
 #                 small messages again as batches of 100 calls (bench-node/small)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
@@ -58,8 +57,8 @@ tune: all
 bench-node: deps
 	@for m in openmpi mpich; do $(builddir); \
 	  cmake -S . -B $$d -DMCOLL_MPI=$$m >/dev/null && cmake --build $$d -j$(JOBS) >/dev/null; done
-	@SHM_CACHE=measure scripts/bench-node.sh
-	@OUT=bench-node/malloc-heap MIN=1M MALLOC_HEAP=1 SHM_CACHE=measure scripts/bench-node.sh
+	@scripts/bench-node.sh
+	@OUT=bench-node/malloc-heap MIN=1M MALLOC_HEAP=1 scripts/bench-node.sh
 	@OUT=bench-node/small COLLS=barrier,bcast,allreduce,reduce MAX=2K scripts/bench-node.sh --batch 100
 
 install: all

@@ -6,8 +6,7 @@
 # Extra arguments go to mcoll-bench (e.g. --heap, --batch 100). MALLOC_HEAP=1 preloads
 # libmcoll-malloc.so: the bench's malloc buffers (and the native MPIs' own) from the shared heap.
 # SHM_CACHE=32M sets mcoll's adaptive-copy capacity C (MCOLL_SHM_CACHE) instead of the size
-# hwloc reports; SHM_CACHE=measure takes the C `mcoll-tune params` measures on this node first
-# (its profile is left in $OUT/profile.json).
+# hwloc reports.
 set -euo pipefail
 np=${NP:-2}; out=${OUT:-bench-node}; rounds=${ROUNDS:-3}
 pre_ompi=(); pre_mpich=()
@@ -19,12 +18,6 @@ colls=${COLLS:-allreduce,reduce,reduce_scatter_block,bcast,allgather,barrier}
 args=(--coll "$colls" --min "${MIN:-8}" --max "${MAX:-64M}" --roofline --time-limit "${TL:-0.3}" "$@")
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p "$out"
-if [ "${SHM_CACHE:-}" = measure ]; then
-  mpiexec.openmpi --oversubscribe --bind-to core -n "$np" build/bin/mcoll-tune params --out "$out/profile.json" \
-    > "$out/profile.txt"
-  SHM_CACHE=$(sed -n 's/^ *"adaptive": *\([0-9]*\).*/\1/p' "$out/profile.json")
-  echo "# adaptive-copy capacity C measured by mcoll-tune params: ${SHM_CACHE:-none, C from hwloc}"
-fi
 if [ -n "${SHM_CACHE:-}" ]; then
   pre_ompi+=(-x "MCOLL_SHM_CACHE=$SHM_CACHE")
   pre_mpich+=(-genv MCOLL_SHM_CACHE "$SHM_CACHE")

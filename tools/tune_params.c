@@ -1,6 +1,6 @@
 /* mcoll-tune params: point-to-point model parameters between ranks 0 and 1 (the logp_mpi
  * method of Kielmann et al., collective-models-decision §3 and §6.1), reduction speed, copy
- * bandwidths, cache sizes and the adaptive copy's capacity, written into a machine profile (JSON).
+ * bandwidths and cache sizes, written into a machine profile (JSON).
  *
  *   mpiexec -n 2 mcoll-tune params --out P.json [--level intra|inter] [--quick]
  *
@@ -315,50 +315,6 @@ static double cross_copy(int quick)
     return out;
 }
 
-/* Capacity C of the adaptive copy (mc_copy_adaptive: a copy streams when the call's working
- * set W, all ranks' buffers, exceeds C): every rank copies S bytes to a second buffer at once,
- * temporal then streaming, for S doubling from 256 KiB; W = 2 p S. C is the largest W at
- * which the temporal copy is still at least as fast (within 3%) with streaming faster at every
- * larger W: what the hardware does, whatever size the topology reports (a virtual machine may
- * report its host's L3 as every core's). The slowest rank's time counts. 0 when streaming never
- * wins up to the largest size (keep the topology's C). Collective over every rank. */
-static double adaptive_capacity(int quick)
-{
-    enum { NS = 11 };
-    size_t smin = 256u << 10, smax = quick ? (32u << 20) : (256u << 20);
-    int p, n = 0;
-    MPI_Comm_size(W, &p);
-    char *a = malloc(smax), *b = malloc(smax);
-    int ok = a && b, all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, W);
-    double ws[NS], t[NS][2];
-    if (all) {
-        memset(a, 1, smax);
-        memset(b, 2, smax);
-        for (size_t S = smin; S <= smax && n < NS; S *= 2, n++) {
-            int reps = (int)((quick ? (64u << 20) : (256u << 20)) / S);
-            reps = reps < 2 ? 2 : reps > 64 ? 64 : reps;
-            for (int k = 0; k < 2; k++) {
-                double best = 0;
-                for (int r = 0; r < (quick ? 2 : 5); r++) {
-                    MPI_Barrier(W);
-                    double t0 = MPI_Wtime();
-                    for (int i = 0; i < reps; i++) (k ? mc_copy_nt : mc_copy_t)(b, a, S);
-                    double dt = (MPI_Wtime() - t0) / reps;
-                    if (!r || dt < best) best = dt;
-                }
-                MPI_Allreduce(&best, &t[n][k], 1, MPI_DOUBLE, MPI_MAX, W);
-            }
-            ws[n] = 2.0 * p * (double)S;
-        }
-    }
-    free(a);
-    free(b);
-    double c = 0;
-    for (int i = n - 1; i >= 0 && t[i][1] < 0.97 * t[i][0]; i--) c = i ? ws[i - 1] : ws[0] / 2;
-    return c;
-}
-
 /* One flag round of the node region: a forced shared-memory barrier of 2 ranks is one round
  * (collective: both ranks). 0 when the region is unavailable. */
 static double shm_sync(int quick)
@@ -458,7 +414,6 @@ int tune_params_main(int argc, char **argv)
     measure_net(&s, &x);
     double sync = lv == MC_LEVEL_INTRA ? shm_sync(quick) : 0;
     double xcopy = lv == MC_LEVEL_INTRA ? cross_copy(quick) : 0;
-    double adapt = lv == MC_LEVEL_INTRA ? adaptive_capacity(quick) : 0;
     MPI_Barrier(W);
     if (!s.rank) {
         mc_profile_t p;
@@ -471,7 +426,6 @@ int tune_params_main(int argc, char **argv)
         if (lv == MC_LEVEL_INTRA) local_params(&p, quick);
         if (sync > 0) p.shm_sync = sync;
         if (xcopy > 0) p.c_copy = xcopy;
-        if (lv == MC_LEVEL_INTRA) p.adapt_c = adapt;
         const mc_net_t *nt = &p.net[lv];
         printf("# %s: hockney alpha %.3g s beta %.3g s/B (%.2f GB/s); loggp L %.3g o %.3g g %.3g G %.3g; "
                "plogp L %.3g\n",
@@ -479,10 +433,9 @@ int tune_params_main(int argc, char **argv)
                nt->loggp.L, nt->loggp.o, nt->loggp.g, nt->loggp.G, nt->plogp.L);
         if (lv == MC_LEVEL_INTRA)
             printf("# gamma %.3g s/B (%.2f GB/s); t_copy %.2f GB/s; nt_copy %.2f GB/s; c_copy %.2f GB/s; "
-                   "l1 %.0f l2 %.0f l3 %.0f; adaptive copy C %.0f%s; shm sync %.3g s; xmap %.3g s, cma %.2f GB/s\n",
+                   "l1 %.0f l2 %.0f l3 %.0f; shm sync %.3g s; xmap %.3g s, cma %.2f GB/s\n",
                    p.gamma, p.gamma > 0 ? 1e-9 / p.gamma : 0, p.t_copy / 1e9, p.nt_copy / 1e9, p.c_copy / 1e9, p.l1,
-                   p.l2, p.l3, p.adapt_c, p.adapt_c > 0 ? "" : " (streaming never won: from the topology)",
-                   p.shm_sync, p.xmap, p.cma_bw / 1e9);
+                   p.l2, p.l3, p.shm_sync, p.xmap, p.cma_bw / 1e9);
         if (mc_profile_validate(&p, err, sizeof err) || mc_profile_save(out, &p, err, sizeof err)) {
             fprintf(stderr, "mcoll-tune params: %s\n", err);
             rc = 1;
