@@ -49,7 +49,7 @@ static void ctx_free(mc_ctx_t *c)
     }
     mc_shm_free(c->shm);
     mc_msel_free(c->msel);
-    free(c->memo);
+    mc_sel_memo_free(c->memo);
     free(c->node_of);
     free(c->local_of);
     free(c->node_size);

@@ -48,7 +48,7 @@ typedef struct mc_ctx {
     int shm_failed;         /* creation failed or disabled: shm algorithms decline */
     struct mc_hier *hier;   /* two-level view (src/coll/hier), built on first use */
     struct mc_msel *msel;   /* model-built decisions (src/select/model.c), built on first use */
-    struct mc_sel_memo *memo; /* [MC_NCOLL] last selection per collective (src/select/select.c) */
+    struct mc_sel_memo *memo; /* remembered choices per collective (src/select/select.c) */
 } mc_ctx_t;
 
 /* Returns the context of comm, creating it on first use (collective on comm). */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,14 +310,39 @@ static const mc_alg_t *choose(mc_ctx_t *ctx, mc_args_t *a, int *index)
 }
 
 /* The last choice per collective of a context, with the arguments it was made for. */
-typedef struct mc_sel_memo {
+typedef struct mc_sel_entry {
     unsigned gen;           /* sel_gen when made; 0 = empty */
     int idx;
     const mc_alg_t *alg;    /* NULL: PMPI */
     mc_args_t a;            /* after the choice (segsize, radix set) */
     int keyed;              /* k holds the raw arguments of a call that led to a */
     mc_key_t k;
-} mc_sel_memo_t;
+} mc_sel_entry_t;
+
+/* Per collective, MC_MEMO_WAYS choices, direct-mapped by (root, receive buffer): a loop whose
+ * roots rotate over up to MC_MEMO_WAYS ranks, or that alternates between a few buffers,
+ * finds each of its calls remembered (a block per collective, allocated at its first call). */
+#define MC_MEMO_WAYS 8
+struct mc_sel_memo {
+    mc_sel_entry_t *way[MC_NCOLL];
+};
+
+static inline unsigned memo_way(int root, const void *rbuf)
+{
+    return ((unsigned)root ^ (unsigned)((uintptr_t)rbuf >> 3)) % MC_MEMO_WAYS;
+}
+
+static inline mc_sel_entry_t *memo_at(const mc_ctx_t *ctx, mc_coll_t c, int root, const void *rbuf)
+{
+    mc_sel_entry_t *w = ctx->memo ? ctx->memo->way[c] : NULL;
+    return w ? &w[memo_way(root, rbuf)] : NULL;
+}
+
+void mc_sel_memo_free(struct mc_sel_memo *m)
+{
+    for (int c = 0; m && c < MC_NCOLL; c++) free(m->way[c]);
+    free(m);
+}
 
 /* Every applicability test reads only the arguments compared here (handles by value: a freed
  * and reused handle answers the same tests), the context's topology, its region state and
@@ -338,8 +364,10 @@ __attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t
     const mc_alg_t *alg = choose(ctx, a, &idx);
     *index = idx;
     if (a->counts || a->scounts) return alg;
-    if (!ctx->memo && !(ctx->memo = calloc(MC_NCOLL, sizeof *ctx->memo))) return alg;
-    mc_sel_memo_t *m = &ctx->memo[a->coll];
+    if (!ctx->memo && !(ctx->memo = calloc(1, sizeof *ctx->memo))) return alg;
+    if (!ctx->memo->way[a->coll] && !(ctx->memo->way[a->coll] = calloc(MC_MEMO_WAYS, sizeof(mc_sel_entry_t))))
+        return alg;
+    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, a->rbuf);
     m->gen = gen, m->idx = idx, m->alg = alg, m->a = *a;
     if ((m->keyed = k && alg)) m->k = *k;
     return alg;
@@ -347,7 +375,7 @@ __attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t
 
 const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t *k, const mc_args_t **a, int *index)
 {
-    const mc_sel_memo_t *m = ctx->memo ? &ctx->memo[c] : NULL;
+    const mc_sel_entry_t *m = memo_at(ctx, c, k->root, k->rbuf);
     if (!m || !m->keyed || m->k.sbuf != k->sbuf || m->k.rbuf != k->rbuf || m->k.count != k->count ||
         m->k.root != k->root || m->k.dt != k->dt || m->k.op != k->op ||
         m->gen != atomic_load_explicit(&sel_gen, memory_order_acquire))
@@ -357,14 +385,14 @@ const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t
     return m->alg;
 }
 
-/* A repeated identical call (the common case: a loop over one collective) reuses the last
- * choice: the selection of an 8-byte allreduce at 2 ranks costs 72 instructions instead of
+/* A call identical to a remembered one (the common case: a loop over one collective) reuses
+ * its choice: the selection of an 8-byte allreduce at 2 ranks costs 72 instructions instead of
  * 185 (callgrind). */
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_t *k)
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     unsigned gen = atomic_load_explicit(&sel_gen, memory_order_acquire);
-    mc_sel_memo_t *m = ctx->memo ? &ctx->memo[a->coll] : NULL;
+    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, a->rbuf);
     if (m && m->gen == gen && same_call(&m->a, a)) {
         a->segsize = m->a.segsize;
         a->radix = m->a.radix;

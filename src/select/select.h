@@ -12,12 +12,17 @@
 const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_t *k);
 
 /* A repeated call: for a call of collective c whose raw arguments equal those remembered with
- * the last choice (mc_select's k), the same algorithm (its index in *index) and the arguments
+ * one of its choices (mc_select's k; a few per collective, by root and receive buffer), the
+ * same algorithm (its index in *index) and the arguments
  * prepared then (*a), while nothing the choice depends on changed; NULL otherwise. Such a
  * call needs no argument checks, no preparation and no selection: the same call was valid and
  * prepared before. */
 const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t *k, const mc_args_t **a,
                                 int *index);
+
+/* A context's remembered choices (ctx->memo). */
+struct mc_sel_memo;
+void mc_sel_memo_free(struct mc_sel_memo *m);
 
 /* Something a choice depends on changed (run-time parameters, a region created or failed):
  * every context's remembered choices are void. Thread safe. */

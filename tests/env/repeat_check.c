@@ -3,7 +3,7 @@
  * algorithm. Checks, on MPI_COMM_WORLD and on communicators made and freed in between:
  *   - results stay right while the data changes between identical calls (allreduce, in place
  *     too, reduce at a fixed and at a rotating root, bcast, scan) and when two buffer sets
- *     alternate; the repeats counter shows which calls took the path;
+ *     alternate (both remembered); the repeats counter shows which calls took the path;
  *   - a forced algorithm (mcoll_set_alg) between two identical calls is obeyed;
  *   - a derived datatype is never remembered: freed and re-created (its handle possibly
  *     reused) with another size, the next bcast moves the new size;
@@ -64,7 +64,7 @@ static void allreduce_loop(MPI_Comm comm, int in_place)
     EXPECT(rep == IT - 1 || rep == IT - 2, "allreduce: %llu repeats, want %d", (unsigned long long)rep, IT - 1);
 }
 
-/* Two buffer sets in turn: no call repeats its predecessor. */
+/* Two buffer sets in turn: each call repeats the one before the previous (both remembered). */
 static void alternating(void)
 {
     double a[2][3], b[2][3];
@@ -75,7 +75,8 @@ static void alternating(void)
         MPI_Allreduce(a[k], b[k], 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         for (int i = 0; i < 3; i++) EXPECT(b[k][i] == sum_of(size, it, i), "alternating it %d [%d] = %g", it, i, b[k][i]);
     }
-    EXPECT(stats("allreduce").repeats == s0.repeats, "alternating buffers counted as repeats");
+    uint64_t rep = stats("allreduce").repeats - s0.repeats;
+    EXPECT(rep >= 18, "alternating buffers: %llu repeats, want 18", (unsigned long long)rep);
 }
 
 static void reduce_loop(int rotate)
@@ -91,7 +92,10 @@ static void reduce_loop(int rotate)
                 EXPECT(out[i] == (size - 1) * (it + 1) + i, "reduce root %d it %d [%d] = %d", root, it, i, out[i]);
     }
     uint64_t rep = stats("reduce").repeats - s0.repeats;
-    if (rotate && size > 1) EXPECT(rep == 0, "reduce with rotating roots: %llu repeats", (unsigned long long)rep);
+    /* up to 8 roots in turn: each root's call is remembered (one miss per root) */
+    if (rotate && size <= 8)
+        EXPECT(rep + size + 1 >= 30, "reduce with roots rotating over %d: %llu repeats, want %d", size,
+               (unsigned long long)rep, 30 - size);
     if (!rotate) EXPECT(rep >= 28, "reduce at a fixed root: %llu repeats, want 29", (unsigned long long)rep);
 }
 
