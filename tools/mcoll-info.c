@@ -194,9 +194,11 @@ static void print_topo(int markdown)
     char c2[32], cp[32];
     human_size(mc_cache_capacity(2), c2, sizeof c2);
     human_size(mc_cache_capacity(t.pus), cp, sizeof cp);
-    const char *from = mc_cfg()->shm_cache > 0              ? "MCOLL_SHM_CACHE"
-                       : mc_profile_active()->adapt_c > 0 ? "measured, MCOLL_PROFILE"
-                                                          : "hwloc";
+    const char *from = mc_cfg()->shm_cache > 0                 ? "MCOLL_SHM_CACHE"
+                       : mc_profile_active()->adapt_c > 0    ? "MCOLL_PROFILE cache.adaptive"
+                       : mc_llc_credible(t.llc, t.llc_pus) ? "hwloc"
+                       : t.llc ? "hwloc's LLC per PU is not credible: the 32 MiB default"
+                               : "no LLC found: the 32 MiB default";
     printf("%sadaptive copy: cache capacity C = %s at 2 ranks, %s at %d (%s); nt-copy kernel %s\n", b, c2,
            cp, t.pus, from, mc_copy_nt_kind());
     printf("\n");

@@ -35,7 +35,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM", MC_CFG_BOOL, "1", "0: no node shared-memory regions (the shm_* algorithms decline)"},
     {"MCOLL_SHM_SIZE", MC_CFG_SIZE, "16M", "data area of each node region (pages are touched only when used)"},
     {"MCOLL_SHM_PATH", MC_CFG_STR, "auto", "data path to peers' buffers: auto, copy (through the region), cma, zero (shared heap only)"},
-    {"MCOLL_SHM_CACHE", MC_CFG_SIZE, "0", "cache capacity C of the adaptive copy (0 = MCOLL_PROFILE cache.adaptive, else LLC + p*L2 from hwloc, LLC if inclusive)"},
+    {"MCOLL_SHM_CACHE", MC_CFG_SIZE, "0", "cache capacity C of the adaptive copy (0 = MCOLL_PROFILE cache.adaptive, else LLC + p*L2 from hwloc, LLC if inclusive; 32M if hwloc finds none or over 64M per PU)"},
     {"MCOLL_SHM_NT", MC_CFG_STR, "auto", "non-temporal copy kernel: auto, avx512, avx2, sse2, scalar"},
     {"MCOLL_SHM_SLICE", MC_CFG_SIZE, "128K", "maximum slice I_max of the movement-avoiding reductions"},
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},

@@ -224,15 +224,21 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 static struct { size_t llc, l2, measured; int add_l2, llc_pus; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
+int mc_llc_credible(size_t llc, int pus)
+{
+    return llc > 0 && llc / (size_t)(pus > 0 ? pus : 1) <= MC_LLC_PER_PU_MAX;
+}
+
 static void caps_read(void)
 {
     mc_topo_t t;
     mc_topo_get(&t);   /* on failure the sizes are 0: the default applies */
-    caps.llc = t.llc ? t.llc : DEFAULT_CACHE;
+    int known = mc_llc_credible(t.llc, t.llc_pus);
+    caps.llc = known ? t.llc : DEFAULT_CACHE;
     caps.l2 = t.l2;
     /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
-    caps.add_l2 = t.llc && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
+    caps.add_l2 = known && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
     caps.llc_pus = t.llc ? t.llc_pus : 0;
     caps.measured = (size_t)mc_profile_active()->adapt_c;
 }

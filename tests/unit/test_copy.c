@@ -131,7 +131,7 @@ static size_t expected_capacity(int p)
 {
     mc_topo_t t;
     mc_topo_get(&t);
-    if (!t.llc) return (size_t)32 << 20;
+    if (!mc_llc_credible(t.llc, t.llc_pus)) return (size_t)32 << 20;
     if (t.llc_inclusive == 0 && t.llc_level > 2 && t.l2) return t.llc + (size_t)p * t.l2;
     return t.llc;
 }
@@ -150,7 +150,7 @@ static void test_capacity(void)
     for (int p = 1; p <= 64; p *= 2) {
         size_t c = mc_cache_capacity(p);
         CHECK(c == expected_capacity(p), "p=%d: capacity %zu, expected %zu", p, c, expected_capacity(p));
-        CHECK(c >= t.llc && c > 0, "p=%d: capacity %zu below the LLC %zu", p, c, t.llc);
+        CHECK(c > 0 && (c >= t.llc || !mc_llc_credible(t.llc, t.llc_pus)), "p=%d: capacity %zu below the LLC %zu", p, c, t.llc);
         CHECK(p == 1 || c >= mc_cache_capacity(p / 2), "capacity shrinks with p=%d", p);
     }
 }
@@ -169,6 +169,16 @@ static int child_main(const char *what)
         /* a measured capacity replaces the topology's, for every p */
         for (int p = 1; p <= 64; p *= 2)
             CHECK(mc_cache_capacity(p) == PROFILE_C, "MCOLL_PROFILE with cache.adaptive, p=%d: %zu", p, mc_cache_capacity(p));
+    } else if (!strcmp(what, "vm-llc")) {
+        /* HWLOC_SYNTHETIC: a 512 MiB L3 per core, as a virtual machine may report: not credible */
+        for (int p = 1; p <= 64; p *= 2)
+            CHECK(mc_cache_capacity(p) == (size_t)32 << 20, "512 MiB L3 per core, p=%d: capacity %zu, want 32 MiB", p, mc_cache_capacity(p));
+    } else if (!strcmp(what, "big-llc")) {
+        /* HWLOC_SYNTHETIC: a 96 MiB L3 shared by 8 cores (12 MiB each): credible, taken as it is */
+        mc_topo_t t;
+        mc_topo_get(&t);
+        CHECK(t.llc == (size_t)96 << 20 && t.llc_pus == 8, "synthetic topology read as llc %zu shared by %d", t.llc, t.llc_pus);
+        CHECK(mc_cache_capacity(2) >= (size_t)96 << 20, "96 MiB L3 shared by 8: capacity %zu", mc_cache_capacity(2));
     } else if (!strcmp(what, "cache")) {
         CHECK(mc_cfg()->shm_cache == 12345, "MCOLL_SHM_CACHE parsed as %ld", mc_cfg()->shm_cache);
         test_capacity();
@@ -261,6 +271,10 @@ int main(int argc, char **argv)
     pr.adapt_c = PROFILE_C;
     CHECK(fd >= 0 && mc_profile_save(prof, &pr, err, sizeof err) == 0, "profile for the child: %s", fd < 0 ? "mkstemp" : err);
     if (fd >= 0) close(fd);
+    CHECK(!mc_llc_credible((size_t)508 << 20, 1) && mc_llc_credible((size_t)96 << 20, 8) &&
+          mc_llc_credible((size_t)64 << 20, 1) && !mc_llc_credible(0, 4), "mc_llc_credible");
+    run_child(argv[0], "vm-llc", "HWLOC_SYNTHETIC", "pack:1 l3:2(size=536870912) l2:1(size=1048576) core:1 pu:1");
+    run_child(argv[0], "big-llc", "HWLOC_SYNTHETIC", "pack:1 l3:1(size=100663296) l2:8(size=1048576) core:1 pu:1");
     run_child(argv[0], "profile", "MCOLL_PROFILE", prof);
     setenv("MCOLL_PROFILE", prof, 1);
     run_child(argv[0], "cache", "MCOLL_SHM_CACHE", "12345");
