@@ -57,8 +57,8 @@ typedef struct mcoll_stats {
      * bytes this process sent, and the inter-node rounds of the algorithms that span nodes
      * (each adds its schedule's rounds when this rank takes part in its inter-node phase). */
     uint64_t inter_msgs, inter_bytes, rounds;
-    /* Handled calls that repeated the previous call of the collective on their communicator
-     * exactly (same buffers, counts, predefined datatype and op, root): they reused its checked
+    /* Handled calls that repeated a remembered call of the collective on their communicator
+     * exactly (same buffers, count, predefined datatype and op, root): they reused its checked
      * arguments and its algorithm choice instead of preparing and selecting again. */
     uint64_t repeats;
 } mcoll_stats_t;

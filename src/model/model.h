@@ -45,10 +45,10 @@ typedef struct mc_profile {
                              * core, bytes/s (JSON copy.c_copy, optional: absent = 0 = t_copy
                              * everywhere) */
     double l1, l2, l3;      /* cache sizes per core (l1, l2) and per socket (l3), bytes */
-    /* Capacity C of the adaptive copy, measured (mcoll-tune params): the largest working set
-     * of the node's ranks copying at once for which temporal copies still beat streaming
-     * ones. JSON cache.adaptive, optional: absent = 0 = C from the topology (l3 + p l2, or as
-     * hwloc reports it), which a virtual machine may report wrongly. */
+    /* Capacity C of the adaptive copy when the topology misleads (a virtual machine may report
+     * its host's cache): the working set of all ranks beyond which results stream. Set by hand
+     * (mcoll-tune params keeps it when it re-measures a profile). JSON cache.adaptive,
+     * optional: absent = 0 = C from the topology (l3 + p l2 here, hwloc's in the engine). */
     double adapt_c;
     /* The node's network interface, shared by all ranks of a node (mc_cost_nodes): messages/s
      * and bytes/s it carries per direction; 0 = not limited. JSON "nic": {"rate", "bw"},
@@ -78,8 +78,8 @@ int mc_profile_save(const char *path, const mc_profile_t *p, char *err, size_t e
 /* The process's profile: MCOLL_PROFILE when it loads, else the built-in one (a bad file is
  * ignored with one warning). Read once. */
 const mc_profile_t *mc_profile_active(void);
-/* Bytes of data p ranks may keep in the caches of `prof`: the measured adaptive-copy capacity
- * when there is one, else l3 + p l2. */
+/* Bytes of data p ranks may keep in the caches of `prof`: its adaptive-copy capacity when it
+ * has one, else l3 + p l2. */
 double mc_profile_capacity(const mc_profile_t *prof, int p);
 
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of

@@ -13,10 +13,9 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_
 
 /* A repeated call: for a call of collective c whose raw arguments equal those remembered with
  * one of its choices (mc_select's k; a few per collective, by root and receive buffer), the
- * same algorithm (its index in *index) and the arguments
- * prepared then (*a), while nothing the choice depends on changed; NULL otherwise. Such a
- * call needs no argument checks, no preparation and no selection: the same call was valid and
- * prepared before. */
+ * same algorithm (its index in *index) and the arguments prepared then (*a), while nothing the
+ * choice depends on changed; NULL otherwise. Such a call needs no argument checks, no
+ * preparation and no selection: the same call was valid and prepared before. */
 const mc_alg_t *mc_select_again(const mc_ctx_t *ctx, mc_coll_t c, const mc_key_t *k, const mc_args_t **a,
                                 int *index);
 

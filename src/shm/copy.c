@@ -220,8 +220,8 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 #define DEFAULT_CACHE ((size_t)32 << 20)
 
 /* The cache sizes, read from the topology once (every shared-memory call asks), and the
- * capacity a measured profile gives (0 = none). */
-static struct { size_t llc, l2, measured; int add_l2, llc_pus; } caps;
+ * capacity MCOLL_PROFILE gives (0 = none). */
+static struct { size_t llc, l2, profiled; int add_l2, llc_pus; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 int mc_llc_credible(size_t llc, int pus)
@@ -240,7 +240,7 @@ static void caps_read(void)
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
     caps.add_l2 = known && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
     caps.llc_pus = t.llc ? t.llc_pus : 0;
-    caps.measured = (size_t)mc_profile_active()->adapt_c;
+    caps.profiled = (size_t)mc_profile_active()->adapt_c;
 }
 
 int mc_cache_shared(int p)
@@ -254,6 +254,6 @@ size_t mc_cache_capacity(int p)
     long forced = mc_cfg()->shm_cache;
     if (forced > 0) return (size_t)forced;
     pthread_once(&caps_once, caps_read);
-    if (caps.measured) return caps.measured;
+    if (caps.profiled) return caps.profiled;
     return caps.add_l2 && p > 0 ? caps.llc + (size_t)p * caps.l2 : caps.llc;
 }

@@ -210,15 +210,15 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
  * stores, no fence, nothing counted; mc_stream_fence() orders them before later stores. */
 void mc_stream_lines(void *dst, const void *src, size_t n);
 void mc_stream_fence(void);
-/* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks, from hwloc; the
- * capacity of MCOLL_PROFILE (cache.adaptive) replaces it, MCOLL_SHM_CACHE overrides both. An
- * LLC hwloc does not find, or one that is not credible, counts as 32 MiB. */
 /* No x86 part has more than 48 MiB of last-level cache per core (AMD's stacked-cache EPYCs): a
  * larger claim per PU sharing the cache is a virtual machine reporting its host's cache (seen:
  * 508 MiB "per core"), which would keep every copy temporal (measured on that VM: streaming at
  * C = 32 MiB made allgather, reduce and bcast of 8-64 MiB 1.2-1.8x faster). */
 #define MC_LLC_PER_PU_MAX ((size_t)64 << 20)
 int mc_llc_credible(size_t llc, int pus);
+/* C = LLC + p * L2 (non-inclusive LLC) or LLC (inclusive), for p ranks, from hwloc; the
+ * capacity of MCOLL_PROFILE (cache.adaptive) replaces it, MCOLL_SHM_CACHE overrides both. An
+ * LLC hwloc does not find, or one that is not credible, counts as 32 MiB. */
 size_t mc_cache_capacity(int p);
 /* Whether p ranks can share one last-level cache instance (hwloc: PUs per LLC >= p). When
  * not, data one rank writes reaches another through the fabric, not a cache they share. */
