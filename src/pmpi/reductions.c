@@ -25,14 +25,6 @@ static int prep(mc_args_t *a, mc_coll_t c, const void *sbuf, void *rbuf, int cou
     return 1;
 }
 
-/* The raw key of a reduction: NULL when its handles may be freed and reused. */
-static const mc_key_t *red_key(mc_key_t *k, const void *sbuf, const void *rbuf, int count, MPI_Datatype dt,
-                               MPI_Op op, int root)
-{
-    *k = (mc_key_t){sbuf, rbuf, count, root, dt, op};
-    return mc_key_stable(dt, op) ? k : NULL;
-}
-
 int MPI_Allreduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     mc_args_t a;
@@ -41,7 +33,7 @@ int MPI_Allreduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
     if (mc_run_again(comm, MC_ALLREDUCE, &k, &rc)) return rc;
     if (mc_precheck(comm, count, &rc)) return rc;
     if (prep(&a, MC_ALLREDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
-        mc_run_key(comm, &a, red_key(&k, sbuf, rbuf, count, dt, op, 0), &rc))
+        mc_run_key(comm, &a, mc_key_stable(dt, op) ? &k : NULL, &rc))
         return rc;
     mc_fallback(MC_ALLREDUCE, a.bytes);
     return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
@@ -60,7 +52,7 @@ int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
         int in_place_ok = sbuf != MPI_IN_PLACE || rank == root;
         a.root = root;
         if (root >= 0 && root < size && in_place_ok &&
-            mc_run_key(comm, &a, red_key(&k, sbuf, rbuf, count, dt, op, root), &rc))
+            mc_run_key(comm, &a, mc_key_stable(dt, op) ? &k : NULL, &rc))
             return rc;
     }
     mc_fallback(MC_REDUCE, a.bytes);
@@ -76,7 +68,7 @@ static int scan_like(mc_coll_t c, const void *sbuf, void *rbuf, int count, MPI_D
     if (mc_run_again(comm, c, &k, &rc)) return rc;
     if (mc_precheck(comm, count, &rc)) return rc;
     if (prep(&a, c, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
-        mc_run_key(comm, &a, red_key(&k, sbuf, rbuf, count, dt, op, 0), &rc))
+        mc_run_key(comm, &a, mc_key_stable(dt, op) ? &k : NULL, &rc))
         return rc;
     mc_fallback(c, a.bytes);
     return c == MC_SCAN ? PMPI_Scan(sbuf, rbuf, count, dt, op, comm)

@@ -48,7 +48,7 @@ struct mc_msel {
     list_t *any[MC_NCOLL];         /* size-independent lists (mc_coll_bytes_vary) */
 };
 
-static mc_profile_t prof;
+static const mc_profile_t *prof;  /* mc_profile_active() */
 static mc_model_t model = MC_MODEL_PLOGP;
 static int use_model;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -57,7 +57,7 @@ static atomic_int ready;     /* init ran: the call path skips pthread_once */
 static void init(void)
 {
     const mc_config_t *cfg = mc_cfg();
-    prof = *mc_profile_active();
+    prof = mc_profile_active();
     use_model = strcmp(cfg->select, "table") != 0;
     if (strcmp(cfg->select, "table") && strcmp(cfg->select, "model"))
         mc_warn("MCOLL_SELECT=%s: not 'model' or 'table', using the model", cfg->select);
@@ -77,9 +77,9 @@ void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n)
 {
     pthread_once(&once, init);
     if (mc_coll_bytes_vary(c))
-        snprintf(buf, n, "model %s, profile %s: score %.3g over the sizes", mc_model_name(model), prof.name, t);
+        snprintf(buf, n, "model %s, profile %s: score %.3g over the sizes", mc_model_name(model), prof->name, t);
     else
-        snprintf(buf, n, "model %s, profile %s: %.3g us", mc_model_name(model), prof.name, t * 1e6);
+        snprintf(buf, n, "model %s, profile %s: %.3g us", mc_model_name(model), prof->name, t * 1e6);
 }
 
 static double class_bytes(int k)
@@ -105,10 +105,10 @@ static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long s
 {
     mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
                        .sockets = 1, .nodes = ctx->nnodes, .xmap = xmap};
-    if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTRA, &in);
-    if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, &prof, MC_LEVEL_INTER, &in);
+    if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTRA, &in);
+    if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTER, &in);
     int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;
-    return mc_cost_nodes(alg, model, &prof, ctx->nnodes, P, &in, NULL);
+    return mc_cost_nodes(alg, model, prof, ctx->nnodes, P, &in, NULL);
 }
 
 static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, double m, long seg)
@@ -209,7 +209,7 @@ const mc_profile_t *mc_msel_profile(int *m)
 {
     pthread_once(&once, init);
     *m = (int)model;
-    return &prof;
+    return prof;
 }
 
 void mc_msel_free(struct mc_msel *m)
