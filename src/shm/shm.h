@@ -52,7 +52,8 @@ typedef struct mc_post {
     uint64_t len;
     int64_t heap_off;       /* offset in the poster's shared heap, -1 = not in it */
     uint64_t heap_id;       /* which heap segment (see heap.h), 0 = none */
-    uint64_t aux[4];        /* algorithm-defined (counts, displacements) */
+    uint64_t stage;         /* the poster would rather the op staged than used CMA
+                             * (mc_shm_prefer_stage; 0 after mc_shm_post) */
 } __attribute__((aligned(MC_CL))) mc_post_t;
 
 /* A double-buffered small-payload exchange (see mc_shm_sym_begin): [2][p] slots of
@@ -294,6 +295,14 @@ int mc_shm_all_reachable(mc_shm_t *sh, int slot);
 /* Every rank's post `slot` is in its shared heap (or empty) and zero copy is allowed: the
  * same answer on every rank, from the posts (every rank may use local pointers to them). */
 int mc_shm_all_zero_copy(mc_shm_t *sh, int slot);
+/* Votes, with this rank's post `slot`, that the op stage through the region rather than copy
+ * by CMA (the algorithm knows which of its CMA copies lose to staging; zero copy is never
+ * refused). Call after mc_shm_post, before publishing. */
+void mc_shm_prefer_stage(mc_shm_t *sh, int slot);
+/* A direct op on the posts `slot` may go ahead: every post is reachable and, unless every one
+ * is zero copy, no poster voted to stage (MCOLL_SHM_PATH=cma overrides the votes). The same
+ * answer on every rank, from the posts. */
+int mc_shm_direct_agreed(mc_shm_t *sh, int slot);
 
 /* ---------------------------------------------------------------- shared heap (heap.c) */
 /* mcoll_malloc / MPI_Alloc_mem memory lives in per-process memfd segments that peers map

@@ -1,7 +1,8 @@
 /* Copy kernels (src/shm/copy.c): every non-temporal variant this CPU supports at every
  * source/destination alignment and many lengths, with guard bytes around the destination;
  * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE /
- * a measured MCOLL_PROFILE (in a re-executed child, since the configuration is read once).
+ * an MCOLL_PROFILE with cache.adaptive set (in a re-executed child, since the configuration is
+ * read once).
  *
  *   unit_copy [-v]    -v (or MCOLL_UNIT_BENCH=1): also time 64 MiB copies in 256 KiB slices */
 #include "core/config.h"
@@ -166,7 +167,7 @@ static int child_main(const char *what)
         const char *k = mc_copy_nt_kind();   /* warns, then takes the best supported */
         CHECK(mc_copy_nt_force("auto") == 0 && !strcmp(k, mc_copy_nt_kind()), "MCOLL_SHM_NT=bogus: kind %s, auto is %s", k, mc_copy_nt_kind());
     } else if (!strcmp(what, "profile")) {
-        /* a measured capacity replaces the topology's, for every p */
+        /* the profile's capacity (cache.adaptive, set by hand) replaces the topology's, for every p */
         for (int p = 1; p <= 64; p *= 2)
             CHECK(mc_cache_capacity(p) == PROFILE_C, "MCOLL_PROFILE with cache.adaptive, p=%d: %zu", p, mc_cache_capacity(p));
     } else if (!strcmp(what, "vm-llc")) {
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
     test_capacity();
     run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
     run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
-    /* the measured profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
+    /* the profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
     char prof[] = "/tmp/mcoll-unit-copy-profile-XXXXXX", err[256];
     int fd = mkstemp(prof);
     mc_profile_t pr;

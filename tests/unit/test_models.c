@@ -207,25 +207,35 @@ static void expect_load_error(const char *json, const char *needle)
 
 /* Shared-memory algorithms under mc_cost_eval: alpha = shm sync, beta = 1 / (2 copy rate)
  * per byte of access volume (c_copy while the working set fits LLC + p L2), xmap per
- * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct. */
+ * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct
+ * (which stages through the pipe with ordinary buffers) and scatter shm_direct (CMA reads). */
 static void test_shm_mapping(const mc_profile_t *d)
 {
     mc_profile_t p = *d;
     p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 8 << 20;
     p.cma_bw = 5e9;
     const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
-    CHECK(pipe && direct, "bcast shm algorithms registered");
-    if (!pipe || !direct) return;
+    const mc_alg_t *sdirect = mc_alg_find(MC_SCATTER, "shm_direct");
+    CHECK(pipe && direct && sdirect, "bcast and scatter shm algorithms registered");
+    if (!pipe || !direct || !sdirect) return;
     mc_cost_in_t small = {.p = 4, .m = 1024, .ms = 1024, .radix = 4, .sockets = 1};
     mc_cost_in_t big = small;
     big.m = big.ms = 64 << 20;
     for (int m = 0; m < MC_NMODELS; m++) {
         /* pipe: 2 syncs + 2 beta * 1.25 m; working set (DAV 2pm) / 2 = 4 KiB: in the caches */
         NEAR(mc_cost_eval(pipe, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small), 2e-6 + 2.5 * 1024 / 8e9);
-        /* direct: 3 syncs + (p-1) CMA copies: (p-1) xmap + m (p-1)/p / cma_bw; the call's 256 MiB
-         * exceed the caches (8 MiB + 4 x 1 MiB): CMA c_copy / t_copy = 4 times slower */
+        /* scatter direct: 2 syncs + one CMA read per rank: xmap + m / cma_bw (p = 4: two readers
+         * per root buffer, 2m); the call's 256 MiB exceed the caches (8 MiB + 4 x 1 MiB): CMA
+         * c_copy / t_copy = 4 times slower */
+        NEAR(mc_cost_eval(sdirect, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
+             2e-6 + 3e-6 + (64.0 * 1048576) * 2 * 4 / 5e9);
+        /* bcast direct, ordinary buffers: the posting round, then the pipe at t_copy */
         NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
-             3e-6 + (64.0 * 1048576) * 0.75 * 4 / 5e9 + 3 * 3e-6);
+             1e-6 + 2e-6 + 1.25 * (64.0 * 1048576) / 1e9);
+        /* zero copy (xmap < 0): 3 syncs + every rank copying (p-1)/p of the message */
+        mc_cost_in_t zc = big;
+        zc.xmap = -1;
+        NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &zc), 3e-6 + 0.75 * (64.0 * 1048576) / 1e9);
         /* a point-to-point algorithm beyond the caches: the intra byte parameters 4 times slower */
         const mc_alg_t *lin = mc_alg_find(MC_BCAST, "linear");
         mc_profile_t q = p;

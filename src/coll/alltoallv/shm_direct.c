@@ -14,6 +14,6 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 
 const mc_alg_t mc_alg_alltoallv_shm_direct = {
     .coll = MC_ALLTOALLV, .name = "shm_direct",
-    .doc = "every rank posts sbuf and its send displacements; each reads its block from every peer straight into rbuf (zero copy or CMA; pipe when unreachable); DAV 2pm (m = bytes sent, equal blocks)",
+    .doc = "every rank posts sbuf and its send displacements; each reads its block from every peer straight into rbuf (zero copy or CMA; pipe when unreachable or when CMA copies would stream); DAV 2pm (m = bytes sent, equal blocks)",
     .fn = run, .ok = mc_mv_ok_a2a, .cost = cost, .dav = mc_mv_dav_alltoallv_direct, .flags = 0,
 };
