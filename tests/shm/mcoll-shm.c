@@ -112,15 +112,16 @@ static int moves_data(mc_coll_t c)
 /* The model a call of alg must count. Without the shared heap, the direct algorithms of data
  * movement copy by CMA (counted like plain copies: their own model) or stage through the
  * region, where one poster voted so, and then count their pipe's model: without CMA always;
- * gather(v) and bcast always (their CMA copies would be writes); allgather(v) and alltoall(v)
- * when the copies stream (every buffer of the call above the cache capacity). Scatter(v) reads. */
+ * gather(v) always (its CMA copies would be writes); bcast, allgather(v) and alltoall(v) when
+ * the copies stream (every buffer of the call above the cache capacity); scatter(v) never. */
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
 {
     if (heap || !is_direct(alg)) return alg;
     mc_ctx_t *ctx;
     int cma = mc_ctx_get(MPI_COMM_WORLD, &ctx) == MPI_SUCCESS && ctx->shm && ctx->shm->cma;
     double p = size, user = 0;
-    int stage = !cma || c == MC_BCAST || c == MC_GATHER || c == MC_GATHERV;
+    int stage = !cma || c == MC_GATHER || c == MC_GATHERV;
+    if (c == MC_BCAST) user = (double)n * p;
     if (c == MC_ALLGATHER || c == MC_ALLGATHERV) user = (double)n * p * (p + 1);
     if (c == MC_ALLTOALL || c == MC_ALLTOALLV) user = 2.0 * (double)n * p * p;
     stage = stage || user > (double)mc_cache_capacity(size);

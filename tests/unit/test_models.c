@@ -208,7 +208,7 @@ static void expect_load_error(const char *json, const char *needle)
 /* Shared-memory algorithms under mc_cost_eval: alpha = shm sync, beta = 1 / (2 copy rate)
  * per byte of access volume (c_copy while the working set fits LLC + p L2), xmap per
  * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct
- * (which stages through the pipe with ordinary buffers) and scatter shm_direct (CMA reads). */
+ * and scatter shm_direct. */
 static void test_shm_mapping(const mc_profile_t *d)
 {
     mc_profile_t p = *d;
@@ -229,9 +229,9 @@ static void test_shm_mapping(const mc_profile_t *d)
          * c_copy / t_copy = 4 times slower */
         NEAR(mc_cost_eval(sdirect, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
              2e-6 + 3e-6 + (64.0 * 1048576) * 2 * 4 / 5e9);
-        /* bcast direct, ordinary buffers: the posting round, then the pipe at t_copy */
+        /* bcast direct: 3 syncs + (p-1) CMA copies: (p-1) xmap + m (p-1)/p / cma_bw */
         NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
-             1e-6 + 2e-6 + 1.25 * (64.0 * 1048576) / 1e9);
+             3e-6 + (64.0 * 1048576) * 0.75 * 4 / 5e9 + 3 * 3e-6);
         /* zero copy (xmap < 0): 3 syncs + every rank copying (p-1)/p of the message */
         mc_cost_in_t zc = big;
         zc.xmap = -1;

@@ -388,11 +388,11 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a)
 {
     int p = sh->p, root = a->root, rc = MPI_SUCCESS;
     size_t n = a->count;
-    /* The root's part 0 goes out by a CMA write: measured at 2 ranks with malloc buffers (one
-     * variant per run), staging is 1.5x faster at 64-128 KiB, as fast from 256 KiB to 4 MiB
-     * (except 512 KiB: CMA 1.3x) and 1.1-1.3x faster at 8-16 MiB. */
-    if (!direct_open(sh, a->rbuf, n, NULL, 1)) return bcast_pipe(sh, a);
     int v = mc_vrank(sh->r, root, p), nt = direct_nt(sh, n * (size_t)p);
+    /* As allgather, CMA only while the copies stay in the cache: measured at 2 ranks with
+     * malloc buffers (time against native MPI in the same run, 3 runs each), CMA 1.2-1.7x
+     * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
+    if (!direct_open(sh, a->rbuf, n, NULL, nt)) return bcast_pipe(sh, a);
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
         for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
@@ -448,8 +448,9 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     int nt = direct_nt(sh, user);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
-     * staging once the copies stream: measured at 2 ranks with malloc buffers, as fast as the
-     * pipe up to 4 MiB per rank, 1.3-1.6x slower at 8-16 MiB. */
+     * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
+     * native MPI in the same run, 3 runs each), both 0.93-1.18x up to 4 MiB per rank; at
+     * 8-16 MiB staging 1.4-2.1x, CMA 1.0x. */
     if (!direct_open2(sh, a->sbuf, mine, NULL, nt, nt ? a->rbuf : NULL, blk_extent(b, p)))
         return allgatherv_pipe(sh, a, b);
     if (nt && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
@@ -470,7 +471,9 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     int is_root = r == root, v = a->coll == MC_GATHERV;   /* b->cnt is NULL off the root */
     const size_t *table = is_root && v ? b->dsp : NULL;
     /* Through CMA every block is a CMA write into the root's rbuf: measured at 2 ranks with
-     * malloc buffers, staging is 1.3-1.5x faster from 64 KiB to 4 MiB and as fast at 8-16 MiB. */
+     * malloc buffers (time against native MPI in the same run, 3 runs each), staging 1.2-1.3x
+     * against CMA's 1.1-1.2x at 64-256 KiB, 1.1-1.3x against 1.3-1.4x at 512 KiB-2 MiB,
+     * 1.4-2.5x against 1.0-1.4x at 4-16 MiB. */
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, 1))
         return gatherv_pipe(sh, a, b, hint);
     if (!is_root) {
@@ -510,9 +513,9 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
     int nt = direct_nt(sh, user);
-    /* As allgather: CMA reads as fast as staging (or slightly faster) while the copies stay
-     * in the cache, 1.1-1.3x slower at 8-16 MiB per block (2 ranks, malloc buffers). nt is
-     * this rank's view (alltoallv blocks differ); the votes combine them. */
+    /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
+     * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
+     * (alltoallv blocks differ); the votes combine them. */
     if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, nt))
         return alltoallv_pipe(sh, a, sb, rb, hint);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
@@ -650,11 +653,9 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
     return 2 * h->alpha + 2 * h->beta * 1.25 * in->m;
 }
 /* every rank copies (p - 1)/p of the message, all at once; the root writes part 0 into
- * each of the p - 1 readers. Buffers outside the heap (in->xmap > 0): the posting round, then
- * the pipe (bcast_direct votes to stage). */
+ * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
