@@ -319,23 +319,32 @@ typedef struct mc_sel_entry {
     mc_key_t k;
 } mc_sel_entry_t;
 
-/* Per collective, MC_MEMO_WAYS choices, direct-mapped by (root, receive buffer): a loop whose
- * roots rotate over up to MC_MEMO_WAYS ranks, or that alternates between a few buffers,
- * finds each of its calls remembered (a block per collective, allocated at its first call). */
-#define MC_MEMO_WAYS 8
+/* Per collective, a power of two of choices (at least 8, at least the communicator's size up
+ * to 64), direct-mapped by root XOR receive buffer: with one rbuf, distinct roots take
+ * distinct ways, so a loop whose roots rotate over the whole communicator (up to 64 ranks), or
+ * that alternates between a few buffers, finds each of its calls remembered (a block per
+ * collective, allocated at its first call). */
+#define MC_MEMO_WAYS_MIN 8
+#define MC_MEMO_WAYS_MAX 64
 struct mc_sel_memo {
+    unsigned mask;          /* ways - 1 */
     mc_sel_entry_t *way[MC_NCOLL];
 };
 
-static inline unsigned memo_way(int root, const void *rbuf)
-{
-    return ((unsigned)root ^ (unsigned)((uintptr_t)rbuf >> 3)) % MC_MEMO_WAYS;
-}
-
 static inline mc_sel_entry_t *memo_at(const mc_ctx_t *ctx, mc_coll_t c, int root, const void *rbuf)
 {
-    mc_sel_entry_t *w = ctx->memo ? ctx->memo->way[c] : NULL;
-    return w ? &w[memo_way(root, rbuf)] : NULL;
+    const struct mc_sel_memo *m = ctx->memo;
+    mc_sel_entry_t *w = m ? m->way[c] : NULL;
+    return w ? &w[((unsigned)root ^ (unsigned)((uintptr_t)rbuf >> 3)) & m->mask] : NULL;
+}
+
+static struct mc_sel_memo *memo_new(int size)
+{
+    struct mc_sel_memo *m = calloc(1, sizeof *m);
+    unsigned ways = MC_MEMO_WAYS_MIN;
+    while (ways < (unsigned)size && ways < MC_MEMO_WAYS_MAX) ways <<= 1;
+    if (m) m->mask = ways - 1;
+    return m;
 }
 
 void mc_sel_memo_free(struct mc_sel_memo *m)
@@ -364,8 +373,8 @@ __attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t
     const mc_alg_t *alg = choose(ctx, a, &idx);
     *index = idx;
     if (a->counts || a->scounts) return alg;
-    if (!ctx->memo && !(ctx->memo = calloc(1, sizeof *ctx->memo))) return alg;
-    if (!ctx->memo->way[a->coll] && !(ctx->memo->way[a->coll] = calloc(MC_MEMO_WAYS, sizeof(mc_sel_entry_t))))
+    if (!ctx->memo && !(ctx->memo = memo_new(ctx->size))) return alg;
+    if (!ctx->memo->way[a->coll] && !(ctx->memo->way[a->coll] = calloc(ctx->memo->mask + 1, sizeof(mc_sel_entry_t))))
         return alg;
     mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, a->rbuf);
     m->gen = gen, m->idx = idx, m->alg = alg, m->a = *a;

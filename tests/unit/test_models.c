@@ -5,7 +5,8 @@
  *   LogGP    L = 3, o = 1, g = 2, G = 0.001 /B
  *   PLogP    L = 4, points m = 0: o_s 1, o_r 1, g 2;  m = 1000: o_s 2, o_r 5, g 5
  *            i.e. o_s(m) = 1 + 0.001m, o_r(m) = 1 + 0.004m, g(m) = 2 + 0.003m (also beyond
- *            1000: the last slope extrapolates). */
+ *            1000: the last slope extrapolates). A step in which every rank sends and
+ *            receives (an exchange) paces at x(m) = max(g(m), o_s(m) + o_r(m)) = 2 + 0.005m. */
 #include "model/model.h"
 #include "unit.h"
 #include <math.h>
@@ -114,27 +115,37 @@ static void test_reduce(void)
 
 static void test_allreduce_rs(void)
 {
-    /* recursive doubling PLogP p = 6, m = 1000: q = 4, k = 2, one fold:
-     * (k + 2)(L + g(1000)) + (k + 1) gamma m = 4 * 9 + 3 * 2 = 42 */
-    NEAR(ev(MC_ALLREDUCE, "recursive_doubling", MC_MODEL_PLOGP, 6, 1000, 0, 0), 42);
-    /* ring PLogP p = 4, m = 4000, blocks of 1000: reduce-scatter 3 (L + g(1000) + gamma 1000)
-     * = 33, allgather 3 (L + g(1000)) = 27: 60 */
-    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 60);
-    /* segmented at 500: reduce-scatter steps L + 2 g(500) + 2 = 13, 3 * 13 + 27 = 66 */
-    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 500, 0), 66);
-    /* Rabenseifner PLogP p = 4, m = 4000: halving 2000 (4 + g(2000) = 8, + 4) = 16 and 1000
-     * (4 + 5 + 2) = 11; doubling 1000 (9) and 2000 (12): 27 + 21 = 48 */
-    NEAR(ev(MC_ALLREDUCE, "rabenseifner", MC_MODEL_PLOGP, 4, 4000, 0, 0), 48);
-    /* reduce-scatter ring PLogP p = 4, m = 4000: 33 (as above) */
-    NEAR(ev(MC_REDUCE_SCATTER, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 33);
-    /* recursive halving PLogP p = 4, m = 4000: 27 (the halving above) */
-    NEAR(ev(MC_REDUCE_SCATTER_BLOCK, "recursive_halving", MC_MODEL_PLOGP, 4, 4000, 0, 0), 27);
+    /* recursive doubling PLogP p = 6, m = 1000: q = 4, k = 2 exchanges, one fold (a message
+     * in, a message out): k (L + x(1000)) + 2 (L + g(1000)) + (k + 1) gamma m
+     * = 2 * 11 + 2 * 9 + 3 * 2 = 46 */
+    NEAR(ev(MC_ALLREDUCE, "recursive_doubling", MC_MODEL_PLOGP, 6, 1000, 0, 0), 46);
+    /* ring PLogP p = 4, m = 4000, blocks of 1000: reduce-scatter 3 (L + x(1000) + gamma 1000)
+     * = 39, allgather 3 (L + x(1000)) = 33: 72 */
+    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 72);
+    /* segmented at 500: reduce-scatter steps L + 2 x(500) + 2 = 15, 3 * 15 + 33 = 78 */
+    NEAR(ev(MC_ALLREDUCE, "ring", MC_MODEL_PLOGP, 4, 4000, 500, 0), 78);
+    /* Rabenseifner PLogP p = 4, m = 4000: halving 2000 (4 + x(2000) = 12, + 4) = 20 and 1000
+     * (4 + 7 + 2) = 13; doubling 1000 (11) and 2000 (16): 33 + 27 = 60 */
+    NEAR(ev(MC_ALLREDUCE, "rabenseifner", MC_MODEL_PLOGP, 4, 4000, 0, 0), 60);
+    /* reduce-scatter ring PLogP p = 4, m = 4000: 39 (as above) */
+    NEAR(ev(MC_REDUCE_SCATTER, "ring", MC_MODEL_PLOGP, 4, 4000, 0, 0), 39);
+    /* recursive halving PLogP p = 4, m = 4000: 33 (the halving above) */
+    NEAR(ev(MC_REDUCE_SCATTER_BLOCK, "recursive_halving", MC_MODEL_PLOGP, 4, 4000, 0, 0), 33);
+    /* LogGP: an exchange paces at max(g + (m-1)G, 2o); with o = 3 (2o = 6 > g + 99 G = 2.099)
+     * a ring allgather of p = 3, m = 100 costs 2 (L + 2o - g + 6) = 2 * 13 = 26 */
+    mc_profile_t q = prof;
+    q.net[MC_LEVEL_INTRA].loggp.o = 3;
+    mc_cost_in_t in = {.p = 3, .m = 100, .ms = 100, .radix = 2, .sockets = 1};
+    NEAR(mc_cost_eval(mc_alg_find(MC_ALLGATHER, "ring"), MC_MODEL_LOGGP, &q, MC_LEVEL_INTRA, &in), 26);
 }
 
 static void test_gather_alltoall_scan(void)
 {
-    /* pairwise alltoall PLogP p = 4, m = 1000: paper (P-1)(L + g(m)) = 3 * 9 = 27 */
-    NEAR(ev(MC_ALLTOALL, "pairwise", MC_MODEL_PLOGP, 4, 1000, 0, 0), 27);
+    /* pairwise alltoall PLogP p = 4, m = 1000: the paper's (P-1)(L + g(m)) = 27 assumes full
+     * duplex; every rank also sends and receives: (P-1)(L + x(m)) = 3 * 11 = 33 */
+    NEAR(ev(MC_ALLTOALL, "pairwise", MC_MODEL_PLOGP, 4, 1000, 0, 0), 33);
+    /* linear alltoall PLogP p = 4, m = 1000: all posted at once, L + (P-1) x(m) = 4 + 21 = 25 */
+    NEAR(ev(MC_ALLTOALL, "linear", MC_MODEL_PLOGP, 4, 1000, 0, 0), 25);
     /* binomial gather PLogP p = 5, m = 100: subtrees 1, 2, 1 blocks:
      * (4 + 2.3) + (4 + 2.6) + (4 + 2.3) = 19.2 */
     NEAR(ev(MC_GATHER, "binomial", MC_MODEL_PLOGP, 5, 100, 0, 0), 19.2);
