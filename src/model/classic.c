@@ -475,8 +475,8 @@ mc_hockney_t mc_cost_line(mc_model_t model, const mc_profile_t *prof, mc_level_t
 /* Bytes of all ranks' buffers in one call (send and receive sides), whatever the algorithm,
  * with m as in mc_cost_in_t. A call whose buffers exceed the caches (mc_profile_capacity: the
  * profile's adaptive-copy capacity, else LLC + p L2) moves every byte at memory speed: the
- * shared-memory copies at t_copy instead of c_copy, and the point-to-point parameters, measured in cache by the ping-pong, c_copy /
- * t_copy times slower. */
+ * shared-memory copies at t_copy instead of c_copy, and the point-to-point parameters,
+ * measured in cache by the ping-pong, c_copy / t_copy times slower. */
 static double footprint(mc_coll_t c, const mc_cost_in_t *in)
 {
     double p = in->p > 0 ? in->p : 1, m = in->m;
