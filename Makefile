@@ -1,6 +1,8 @@
 # mcoll — user commands:
 #   make          build into build/ (Open MPI)
 #   make check    install missing Debian packages, build, run the tests (Open MPI, then MPICH)
+#   make check-release  build with -O3 (CMAKE_BUILD_TYPE=Release) and -Werror: its warnings
+#                 (-Wmaybe-uninitialized, -Wformat-truncation) differ from the default -O2 build's
 #   make bench    install missing packages, build, run the default side-by-side benchmark (2 ranks)
 #   make tune     measured profile, sweep (2, 3, 4 ranks), measured and model-built rules files,
 #                 penalty table and heat map into tune/ (scripts/tune.sh; TUNE_* knobs; < 20 min)
@@ -18,7 +20,7 @@ BUILD      := build
 BENCH_NP   ?= 2
 BENCH_ARGS ?=
 
-.PHONY: all deps configure check check-asan bench bench-node tune install clean
+.PHONY: all deps configure check check-release check-asan bench bench-node tune install clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -41,6 +43,10 @@ check: deps
 	  cmake --build $$d -j$(JOBS); \
 	  (cd $$d && ctest -j$(JOBS) --output-on-failure --timeout 600); \
 	done
+
+check-release: deps
+	cmake -S . -B $(BUILD)-release -DMCOLL_MPI=$(MPI) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD)-release -j$(JOBS)
 
 check-asan: deps
 	cmake -S . -B $(BUILD)-asan -DMCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DMCOLL_TEST_TIMEOUT_SCALE=4 >/dev/null
@@ -65,4 +71,4 @@ install: all
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-mpich $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-mpich $(BUILD)-asan $(BUILD)-release

@@ -141,7 +141,7 @@ static int add_cand(cell_t *c, const char *alg, long seg, double v)
             return 0;
         }
     if (c->n == MAXC) return -1;
-    snprintf(c->c[c->n].alg, TUNE_NAME, "%s", alg);
+    if (snprintf(c->c[c->n].alg, TUNE_NAME, "%s", alg) >= TUNE_NAME) return -1; /* no such algorithm name */
     c->c[c->n].seg = seg;
     c->c[c->n++].v = v;
     return 0;

@@ -270,7 +270,7 @@ int wl_mm_read_stream(FILE *f, const char *name, wl_csr_t *a, char *err, size_t 
     char *buf = malloc(MM_LINE);
     coo_t c = {0};
     int pattern = 0, sym = 0, rc = -1;
-    int64_t m, n, nnz;
+    int64_t m = 0, n = 0, nnz = 0; /* set by mm_size; initialized for -O3, which cannot see that */
     memset(a, 0, sizeof(*a));
     if (!buf) return mm_fail(&r, "out of memory");
     if (mm_banner(&r, buf, &pattern, &sym) || mm_size(&r, buf, &m, &n, &nnz)) goto out;
