@@ -28,6 +28,7 @@ typedef struct cand {
     char alg[TUNE_NAME];
     long seg;
     double v;
+    double v0; /* model grids: the cost with buffers in the shared heap (zero copy); else v */
 } cand_t;
 
 typedef struct cell {
@@ -137,12 +138,13 @@ static int add_cand(cell_t *c, const char *alg, long seg, double v)
 {
     for (int i = 0; i < c->n; i++)
         if (c->c[i].seg == seg && !strcmp(c->c[i].alg, alg)) { /* repeated run: keep the faster */
-            if (v < c->c[i].v) c->c[i].v = v;
+            if (v < c->c[i].v) c->c[i].v = c->c[i].v0 = v;
             return 0;
         }
     if (c->n == MAXC) return -1;
     if (snprintf(c->c[c->n].alg, TUNE_NAME, "%s", alg) >= TUNE_NAME) return -1; /* no such algorithm name */
     c->c[c->n].seg = seg;
+    c->c[c->n].v0 = v;
     c->c[c->n++].v = v;
     return 0;
 }
@@ -190,6 +192,17 @@ static int best_of(const cell_t *c)
     return b;
 }
 
+/* The decision of a cell: its best, or with model costs the cheapest with zero copy among
+ * those within MC_MSEL_TOL of the best (as the run-time model selection; measured cells have
+ * v0 = v, so this is their best). */
+static int pick_of(const cell_t *c)
+{
+    int b = best_of(c), k = b;
+    for (int i = 0; b >= 0 && i < c->n; i++)
+        if (c->c[i].v <= c->c[b].v * (1 + MC_MSEL_TOL) && c->c[i].v0 < c->c[k].v0) k = i;
+    return k;
+}
+
 /* One decision for all sizes of (coll, p): smallest sum of value / the cell's best over
  * the cells that have the candidate (a candidate missing somewhere is not eligible). */
 static void decide_bytes_free(grid_t *g, int k)
@@ -220,7 +233,7 @@ static void decide(grid_t *g)
     for (int i = 0; i < g->n; i++) {
         if (g->cell[i].pick != -2) continue;
         if (bytes_free(g->cell[i].coll)) decide_bytes_free(g, i);
-        else g->cell[i].pick = best_of(&g->cell[i]);
+        else g->cell[i].pick = pick_of(&g->cell[i]);
     }
 }
 
@@ -352,6 +365,19 @@ static double model_cost(const cell_t *c, const cand_t *x, mc_model_t m, const m
     return isfinite(t) && t >= 0 ? t : INFINITY;
 }
 
+/* The same with buffers in the shared heap (zero copy); one node only, as the run-time
+ * selection. */
+static double model_cost0(const cell_t *c, const cand_t *x, mc_model_t m, const mc_profile_t *prof, mc_level_t lv)
+{
+    int ci = mc_coll_from_name(c->coll);
+    const mc_alg_t *a = ci < 0 ? NULL : mc_alg_find((mc_coll_t)ci, x->alg);
+    if (!a || lv != MC_LEVEL_INTRA) return x->v;
+    mc_cost_in_t in = {.p = c->p, .m = c->bytes, .ms = x->seg > 0 && x->seg < c->bytes ? (double)x->seg : c->bytes,
+                       .radix = 4, .sockets = 1, .nodes = 1, .xmap = -1};
+    double t = mc_cost_eval(a, m, prof, lv, &in);
+    return isfinite(t) && t >= 0 ? t : x->v;
+}
+
 /* The model's grid: the measured cells with model costs in place of the times. */
 static int model_grid(const grid_t *meas, grid_t *g, mc_model_t m, const mc_profile_t *prof, mc_level_t lv)
 {
@@ -360,7 +386,11 @@ static int model_grid(const grid_t *meas, grid_t *g, mc_model_t m, const mc_prof
     if (!g->cell) return -1;
     memcpy(g->cell, meas->cell, (size_t)meas->n * sizeof *g->cell);
     for (int i = 0; i < g->n; i++)
-        for (int k = 0; k < g->cell[i].n; k++) g->cell[i].c[k].v = model_cost(&g->cell[i], &g->cell[i].c[k], m, prof, lv);
+        for (int k = 0; k < g->cell[i].n; k++) {
+            cand_t *x = &g->cell[i].c[k];
+            x->v = model_cost(&g->cell[i], x, m, prof, lv);
+            x->v0 = model_cost0(&g->cell[i], x, m, prof, lv);
+        }
     decide(g);
     return 0;
 }

@@ -126,6 +126,8 @@ typedef struct mc_cost_in {
                          * rank's address space (a CMA system call); 0 = buffers in the shared
                          * heap (zero copy) or not modelled */
     double xmap_b;      /* and its seconds per byte (0: a plain copy, 2 beta per byte) */
+    int far;            /* shared-memory algorithms: the call's buffers exceed the caches
+                         * (set by mc_cost_eval from the profile; copies then stream) */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

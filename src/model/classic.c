@@ -526,6 +526,7 @@ static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_c
     mc_cost_in_t c = *in;
     c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
     c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? s / prof->cma_bw : 0;
+    c.far = far;
     return alg->cost(&h, &c);
 }
 

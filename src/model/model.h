@@ -82,6 +82,15 @@ const mc_profile_t *mc_profile_active(void);
  * has one, else l3 + p l2. */
 double mc_profile_capacity(const mc_profile_t *prof, int p);
 
+/* Whether a rank's buffers are in the shared heap is known only at the call, by that rank,
+ * and every rank must choose alike; so a decision costs each candidate both ways and orders
+ * them by the cost with ordinary buffers (CMA single copies), except that among the candidates
+ * within MC_MSEL_TOL of the cheapest one the cheapest with zero copy goes first. Ordinary
+ * buffers then lose at most that much (in the model) and buffers in the shared heap get the
+ * zero-copy algorithm. The run-time model selection (src/select/model.c) and the model-built
+ * rules files (mcoll-tune model) decide so. */
+#define MC_MSEL_TOL 0.03
+
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
  * `level`. Shared-memory algorithms (alg->dav set): their .cost with alpha = shm_sync,
  * beta = 1 / (2 t_copy) per byte of data-access volume (a copied byte is a load and a store),

@@ -120,14 +120,10 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
         l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0};
 }
 
-/* Whether a rank's buffers are in the shared heap is known only at the call, by that rank,
- * and every rank must choose alike; so each candidate is costed both ways, and the order is
- * by the cost with ordinary buffers (CMA single copies), except that among the candidates
- * within MC_MSEL_TOL of the cheapest one the cheapest with zero copy goes first. Ordinary
- * buffers then lose at most that much (in the model) and buffers in the shared heap get the
- * zero-copy algorithm: the reductions' shm_direct costs one flag round more than shm_ma with
- * ordinary buffers (it runs shm_ma after finding them) and about half of it on the heap. */
-#define MC_MSEL_TOL 0.03
+/* Both costs of every candidate, ordered as MC_MSEL_TOL (model.h) says: the reductions'
+ * shm_direct costs one flag round more than shm_ma with ordinary buffers (it runs shm_ma after
+ * finding them) and about half of it on the heap; the data-movement shm_direct costs its pipe
+ * plus one flag round with ordinary buffers beyond the caches (it stages). */
 
 static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
 {

@@ -652,10 +652,18 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 2 * h->beta * 1.25 * in->m;
 }
+/* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
+ * call's buffers exceed the caches): the ranks vote to stage (direct_nt), so the direct
+ * algorithm costs its posting round plus its pipe. */
+static int staged(const mc_cost_in_t *in)
+{
+    return in->xmap > 0 && in->far;
+}
 /* every rank copies (p - 1)/p of the message, all at once; the root writes part 0 into
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
+    if (staged(in)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -665,6 +673,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
+    if (staged(in)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -689,5 +698,6 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
+    if (staged(in)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
