@@ -125,6 +125,7 @@ typedef struct bench_results {
 /* ---------------------------------------------------------------- roofline */
 double bench_copy_bandwidth(size_t bytes_per_rank);
 double bench_min_volume(const char *coll, int p, size_t bytes);
+double bench_flag_exchange(int rounds);
 
 int bench_results_add(bench_results_t *r, const bench_row_t *row);
 void bench_print_header(const bench_results_t *r, const bench_coll_t *bc);

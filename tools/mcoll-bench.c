@@ -132,6 +132,10 @@ int main(int argc, char **argv)
         if (!s.rank)
             printf("# roofline: node copy bandwidth %.1f GB/s (loads + stores, %d ranks copying at once)\n",
                    res.bw / 1e9, s.p);
+        double fx = bench_flag_exchange(s.p > 2 ? 10000 : 100000); /* oversubscribed: slow rounds */
+        if (!s.rank && fx > 0)
+            printf("# roofline: flag exchange %.3f us per round (%d ranks, bare shared-memory lines: the "
+                   "small collectives' floor)\n", fx * 1e6, s.p);
     }
     for (int i = 0; i < o.ncolls; i++) run_coll(&s, bench_coll_at(o.colls[i]), &mm, &res);
     if (!s.rank) write_outputs(&res, &o);
