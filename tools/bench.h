@@ -20,6 +20,7 @@ typedef struct bench_opts {
     long batch;                  /* calls per timed sample (mean); rooted: roots rotate */
     char algs[512];              /* comma list of "default", "all", algorithm names */
     int cold, validate, root;
+    int dirty;                   /* each rank rewrites its send buffer before every call */
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */
     double time_limit;           /* seconds of timed work per size when iterations are automatic */
@@ -29,6 +30,8 @@ typedef struct bench_opts {
 
 /* 0 ok, 1 help printed, -1 error printed (rank 0 prints). */
 int bench_parse_args(int argc, char **argv, int rank, bench_opts_t *o);
+/* "cold", "dirty" (hot, inputs rewritten before each call) or "hot". */
+const char *bench_cache_mode(const bench_opts_t *o);
 
 /* ---------------------------------------------------------------- collectives */
 /* One call's arguments. Sizes: m bytes per rank of the collective's natural message; count

@@ -33,6 +33,9 @@ static void usage(FILE *f)
         "  --time-limit SEC     cap on timed work per size with automatic iterations (default 0.5)\n"
         "  --alg LIST           mcoll variants: default | all | algorithm names, comma separated\n"
         "  --cold               buffers evicted from the caches before each call (default hot)\n"
+        "  --dirty              each rank rewrites its send buffer before every call (untimed),\n"
+        "                       as an application computing its input: peers then read lines\n"
+        "                       that are dirty in the writer's cache, not a copy left in theirs\n"
         "  --validate           compare mcoll's result bytes with native MPI's once per size\n"
         "  --root R             root of the rooted collectives (default 0)\n"
         "  --batch K            time K back-to-back calls per sample and report the mean per\n"
@@ -142,10 +145,16 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
     return 0;
 }
 
+const char *bench_cache_mode(const bench_opts_t *o)
+{
+    return o->cold ? "cold" : o->dirty ? "dirty" : "hot";
+}
+
 static int parse_flag(const char *f, bench_opts_t *o)
 {
     if (!strcmp(f, "--cold")) o->cold = 1;
     else if (!strcmp(f, "--hot")) o->cold = 0;
+    else if (!strcmp(f, "--dirty")) o->dirty = 1;
     else if (!strcmp(f, "--validate")) o->validate = 1;
     else if (!strcmp(f, "--roofline")) o->roofline = 1;
     else if (!strcmp(f, "--heap")) o->heap = 1;

@@ -44,7 +44,7 @@ void bench_print_header(const bench_results_t *r, const bench_coll_t *bc)
         snprintf(root + strlen(root), sizeof root - strlen(root), "; mean of %ld back-to-back calls%s", o->batch,
                  bc->rooted ? ", roots rotating" : "");
     printf("\n# %s: %d ranks, %s, %s caches%s; times in us (median of the slowest rank)\n", bc->name,
-           r->p, bc->reduction ? "float sum" : "bytes", o->cold ? "cold" : "hot", root);
+           r->p, bc->reduction ? "float sum" : "bytes", bench_cache_mode(o), root);
     printf("%12s %7s %12s %12s %8s  %-28s %-5s%s\n", "bytes", "iters", "native_us", "mcoll_us",
            "speedup", "alg", "valid", r->bw > 0 ? "  floor_us native_x mcoll_x" : "");
     fflush(stdout);
@@ -71,8 +71,8 @@ void bench_print_row(const bench_row_t *row)
 static const char *mode_word(const bench_opts_t *o)
 {
     static char w[32];
-    if (o->batch > 1) snprintf(w, sizeof w, "%s-b%ld", o->cold ? "cold" : "hot", o->batch);
-    else snprintf(w, sizeof w, "%s", o->cold ? "cold" : "hot");
+    if (o->batch > 1) snprintf(w, sizeof w, "%s-b%ld", bench_cache_mode(o), o->batch);
+    else snprintf(w, sizeof w, "%s", bench_cache_mode(o));
     return w;
 }
 
@@ -147,7 +147,7 @@ int bench_write_json(const bench_results_t *r, const char *path)
             MCOLL_VERSION);
     json_str(f, r->mpi);
     fprintf(f, ",\n  \"ranks\": %d,\n  \"mode\": \"%s\",\n  \"root\": %d,\n  \"copy_bandwidth\": %.0f,\n  \"results\": [\n",
-            r->p, r->o->cold ? "cold" : "hot", r->o->root, r->bw);
+            r->p, bench_cache_mode(r->o), r->o->root, r->bw);
     for (int i = 0; i < r->n; i++) {
         json_row(f, &r->rows[i]);
         fprintf(f, "%s\n", i + 1 < r->n ? "," : "");

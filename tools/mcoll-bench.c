@@ -126,7 +126,7 @@ int main(int argc, char **argv)
     library_name(res.mpi, sizeof res.mpi);
     if (!s.rank)
         printf("# mcoll-bench (mcoll %s) on %s: %d ranks, %s caches, alg %s\n", MCOLL_VERSION,
-               res.mpi, s.p, o.cold ? "cold" : "hot", o.algs);
+               res.mpi, s.p, bench_cache_mode(&o), o.algs);
     if (o.roofline) {
         res.bw = bench_copy_bandwidth((size_t)512 << 20 > o.max_mem ? o.max_mem : (size_t)512 << 20);
         if (!s.rank)
