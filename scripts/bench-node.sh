@@ -63,5 +63,5 @@ awk -F, '
   }' "$out"/openmpi.*.csv "$out"/mpich.*.csv | tee "$out/summary.txt"
 echo "(medians over $rounds alternating rounds per MPI; vs_best = faster native / slower mcoll; ompi_x, mpich_x ="
 echo " that MPI's native / mcoll within each run, the median over its rounds (the VM's state, see the flag exchange"
-echo " above: 0.03-0.08 us fast, 0.2-0.4 us slow, changes between runs; within a run both columns see it);"
+echo " above: 0.03-0.08 us fast, 0.36-0.41 us slow, changes between runs; within a run both columns see it);"
 echo " min_x = the smaller of the two: mcoll against each native in its own runs; floor_x = slower mcoll / DRAM floor)"

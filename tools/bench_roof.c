@@ -57,9 +57,9 @@ double bench_min_volume(const char *coll, int p, size_t bytes)
  * every other rank's), which is the least a small allreduce or barrier can cost. Mean per
  * round of the slowest rank, best of 3 runs of `rounds`; 0 when the world is not one node
  * of at least 2 ranks or the shared window fails. Waits spin, then yield (oversubscription).
- * This VM switches between states that differ by about 5x in this number (0.035-0.05 vs
- * 0.2 us at 2 ranks), for seconds to minutes: printed next to the small-message times, it
- * says which state a run saw. Collective. */
+ * This VM switches between states that differ by about 5x in this number (0.03-0.08,
+ * 0.13-0.27 and 0.36-0.41 us at 2 ranks), for seconds to minutes: printed next to the times,
+ * it says which state a run started in. Collective. */
 double bench_flag_exchange(int rounds)
 {
     MPI_Comm node;
