@@ -354,28 +354,18 @@ static int runs_at(const char *alg, mc_level_t lv)
     return lv == MC_LEVEL_INTRA ? !multi : strncmp(alg, "shm", 3) != 0;
 }
 
-static double model_cost(const cell_t *c, const cand_t *x, mc_model_t m, const mc_profile_t *prof, mc_level_t lv)
+/* Model cost of candidate x in cell c; xmap as in mc_cost_in_t (0: the profile's CMA start-up,
+ * ordinary buffers; -1: buffers in the shared heap, zero copy). */
+static double model_cost(const cell_t *c, const cand_t *x, mc_model_t m, const mc_profile_t *prof, mc_level_t lv,
+                         double xmap)
 {
     int ci = mc_coll_from_name(c->coll);
     const mc_alg_t *a = ci < 0 ? NULL : mc_alg_find((mc_coll_t)ci, x->alg);
     if (!a) return INFINITY;
     mc_cost_in_t in = {.p = c->p, .m = c->bytes, .ms = x->seg > 0 && x->seg < c->bytes ? (double)x->seg : c->bytes,
-                       .radix = 4, .sockets = 1, .nodes = lv == MC_LEVEL_INTRA ? 1 : c->p};
+                       .radix = 4, .sockets = 1, .nodes = lv == MC_LEVEL_INTRA ? 1 : c->p, .xmap = xmap};
     double t = mc_cost_eval(a, m, prof, lv, &in); /* shared-memory ones: DAV line (model.h) */
     return isfinite(t) && t >= 0 ? t : INFINITY;
-}
-
-/* The same with buffers in the shared heap (zero copy); one node only, as the run-time
- * selection. */
-static double model_cost0(const cell_t *c, const cand_t *x, mc_model_t m, const mc_profile_t *prof, mc_level_t lv)
-{
-    int ci = mc_coll_from_name(c->coll);
-    const mc_alg_t *a = ci < 0 ? NULL : mc_alg_find((mc_coll_t)ci, x->alg);
-    if (!a || lv != MC_LEVEL_INTRA) return x->v;
-    mc_cost_in_t in = {.p = c->p, .m = c->bytes, .ms = x->seg > 0 && x->seg < c->bytes ? (double)x->seg : c->bytes,
-                       .radix = 4, .sockets = 1, .nodes = 1, .xmap = -1};
-    double t = mc_cost_eval(a, m, prof, lv, &in);
-    return isfinite(t) && t >= 0 ? t : x->v;
 }
 
 /* The model's grid: the measured cells with model costs in place of the times. */
@@ -388,8 +378,10 @@ static int model_grid(const grid_t *meas, grid_t *g, mc_model_t m, const mc_prof
     for (int i = 0; i < g->n; i++)
         for (int k = 0; k < g->cell[i].n; k++) {
             cand_t *x = &g->cell[i].c[k];
-            x->v = model_cost(&g->cell[i], x, m, prof, lv);
-            x->v0 = model_cost0(&g->cell[i], x, m, prof, lv);
+            x->v = model_cost(&g->cell[i], x, m, prof, lv, 0);
+            /* zero copy on one node only, as the run-time selection */
+            x->v0 = lv == MC_LEVEL_INTRA ? model_cost(&g->cell[i], x, m, prof, lv, -1) : x->v;
+            if (!isfinite(x->v0)) x->v0 = x->v;
         }
     decide(g);
     return 0;
