@@ -199,7 +199,7 @@ static int pick_of(const cell_t *c)
 {
     int b = best_of(c), k = b;
     for (int i = 0; b >= 0 && i < c->n; i++)
-        if (c->c[i].v <= c->c[b].v * (1 + MC_MSEL_TOL) && c->c[i].v0 < c->c[k].v0) k = i;
+        if (mc_msel_near(c->c[i].v, c->c[b].v) && c->c[i].v0 < c->c[k].v0) k = i;
     return k;
 }
 

@@ -90,6 +90,8 @@ double mc_profile_capacity(const mc_profile_t *prof, int p);
  * zero-copy algorithm. The run-time model selection (src/select/model.c) and the model-built
  * rules files (mcoll-tune model) decide so. */
 #define MC_MSEL_TOL 0.03
+/* Whether a candidate costing t (ordinary buffers) is within MC_MSEL_TOL of the cheapest, best. */
+static inline int mc_msel_near(double t, double best) { return t <= best * (1 + MC_MSEL_TOL); }
 
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
  * `level`. Shared-memory algorithms (alg->dav set): their .cost with alpha = shm_sync,

@@ -139,7 +139,7 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
             if (MC_MSEL_SEGS[s] < m) add(l, ctx, alg, i, m, MC_MSEL_SEGS[s]);
     }
     for (int j = 0; j < l->n; j++) best = fmin(best, l->c[j].t);
-    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].t <= best * (1 + MC_MSEL_TOL);
+    for (int j = 0; j < l->n; j++) l->c[j].near = mc_msel_near(l->c[j].t, best);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
