@@ -39,6 +39,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_NT", MC_CFG_STR, "auto", "non-temporal copy kernel: auto, avx512, avx2, sse2, scalar"},
     {"MCOLL_SHM_SLICE", MC_CFG_SIZE, "128K", "maximum slice I_max of the movement-avoiding reductions"},
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
+    {"MCOLL_SHM_FAR_NS", MC_CFG_INT, "100", "cross-core line-fetch latency (ns, second largest of a rank's last 8 samples) above which the node counts as far: on ordinary buffers allreduce, reduce_scatter(_block) and reduce from 2 MiB then copy by CMA instead of staging, small allreduce/reduce_scatter stream their copy-in (0 = never)"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
@@ -97,6 +98,15 @@ static long size_or(const char *name, const char *val, long dflt)
     return dflt;
 }
 
+static long count_or(const char *name, const char *val, long dflt)
+{
+    char *end;
+    long v = strtol(val, &end, 10);
+    if (end != val && !*end && v >= 0) return v;
+    mc_warn("ignoring %s=%s: not a non-negative integer", name, val);
+    return dflt;
+}
+
 static void load_shm(const char *name, const char *val)
 {
     if (!strcmp(name, "MCOLL_SHM")) cfg.shm = atoi(val) != 0;
@@ -106,6 +116,7 @@ static void load_shm(const char *name, const char *val)
     else if (!strcmp(name, "MCOLL_SHM_NT")) snprintf(cfg.shm_nt, sizeof cfg.shm_nt, "%s", val);
     else if (!strcmp(name, "MCOLL_SHM_SLICE")) cfg.shm_slice = size_or(name, val, 128L << 10);
     else if (!strcmp(name, "MCOLL_SHM_SMALL")) cfg.shm_small = size_or(name, val, 256L << 10);
+    else if (!strcmp(name, "MCOLL_SHM_FAR_NS")) cfg.shm_far_ns = count_or(name, val, 100);
     else if (!strcmp(name, "MCOLL_VSOCKET_SIZE")) cfg.vsocket_size = atoi(val);
     else if (!strcmp(name, "MCOLL_HEAP_SIZE")) cfg.heap_size = size_or(name, val, 64L << 30);
     else if (!strcmp(name, "MCOLL_HEAP_RETAIN")) cfg.heap_retain = size_or(name, val, 128L << 20);

@@ -34,6 +34,24 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
     }
 }
 
+/* The spin of mc_wait_flag with every load timed: the one that sees the target brought the
+ * line over from its writer's cache (when the first load already sees it, the writer wrote
+ * it before this rank looked; the fetch is the same). A wait that has to yield takes no
+ * sample: the load that follows a yield is not timed alone. */
+void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target)
+{
+    uint64_t v;
+    for (int spins = 0, limit = spin_limit(); spins < limit; spins++) {
+        uint32_t ns = mc_timed_load(f, &v);
+        if (mc_seq_reached(v, target)) {
+            mc_shm_xlat_add(sh, ns);
+            return;
+        }
+        CPU_RELAX();
+    }
+    mc_wait_flag(f, target);
+}
+
 uint64_t mc_shm_begin(mc_shm_t *sh) { return ++sh->op; }
 
 /* Every rank finished op `done` (DONE flags); what was read before is remembered, so a rank
@@ -109,8 +127,17 @@ void mc_shm_x_publish(mc_shm_t *sh, mc_xchg_t *x)
 const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, size_t len)
 {
     mc_flag_t *f = mc_shm_xslot(sh, x, rank);
-    mc_wait_flag(&f->v, x->k);
+    /* every MC_X_PROBE-th exchange, the next rank's publication is timed (two timestamps
+     * cost about as much as a fetch: sampling every call would slow the small calls) */
+    if (rank == (sh->r + 1) % sh->p && x->k % MC_X_PROBE == 0) mc_shm_wait_probe(sh, &f->v, x->k);
+    else mc_wait_flag(&f->v, x->k);
     return mc_shm_slot_payload(f, len);
+}
+
+void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t len)
+{
+    if (len >= MC_SYM_NT_MIN && mc_shm_far(sh)) mc_copy_nt(dst, src, len);
+    else mc_copy_t(dst, src, len);
 }
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)

@@ -14,7 +14,15 @@
  *          far as its buffers allow. Every result is checked against its closed form: a writer
  *          that reuses a buffer before its readers are done shows as a wrong sum (each of the
  *          three guards was removed once by hand and the test failed).
- * Usage: mcoll-shm dav|hygiene|kill|race [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
+ *  far     the reductions' data path on ordinary buffers follows the node's distance
+ *          (latency.c); run with MCOLL_SHM_FAR_NS=1 (every line-fetch sample exceeds it: far
+ *          once a rank has one) and with 0 (never far). Far: allreduce and
+ *          reduce_scatter_block of 1 MiB copy by CMA (shm_direct's own protocol: posting round,
+ *          results, done: 3 publications per rank), reduce stages at 1 MiB and copies by CMA at
+ *          4 MiB; near, or without CMA, all of them stage (more publications). Results checked;
+ *          then 2 KiB allreduces on the symmetric exchange (streaming copy-in when far).
+ * Usage: mcoll-shm dav|hygiene|kill|race|far [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
+#include "core/config.h"
 #include "core/mc.h"
 #include "mcoll.h"
 #include "shm/shm.h"
@@ -279,6 +287,89 @@ static void test_race(int iters)
     if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
 }
 
+/* Sum over the ranks of the flag publications of one call of c (n doubles, malloc buffers,
+ * shm_direct forced), its result checked. */
+static uint64_t far_call(mc_coll_t c, size_t n, int it)
+{
+    size_t in = c == MC_REDUCE_SCATTER_BLOCK ? n * (size_t)size : n;
+    double *s = malloc(in * sizeof(double)), *r = malloc(n * sizeof(double));
+    if (!s || !r) abort();
+    for (size_t i = 0; i < in; i++) s[i] = val(it, rank, (int)(i % 4096));
+    const char *name = mc_coll_name(c);
+    mcoll_stats_t before, after;
+    mcoll_stats_get(name, &before);
+    if (c == MC_ALLREDUCE) MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    else if (c == MC_REDUCE) MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    else MPI_Reduce_scatter_block(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    mcoll_stats_get(name, &after);
+    for (size_t i = 0; (c != MC_REDUCE || rank == 0) && i < n; i++) {
+        size_t at = c == MC_REDUCE_SCATTER_BLOCK ? (size_t)rank * n + i : i;
+        double w = 0;
+        for (int k = 0; k < size; k++) w += val(it, k, (int)(at % 4096));
+        if (r[i] != w) {
+            check(name, it, (int)i, r[i], w);
+            break;
+        }
+    }
+    free(s);
+    free(r);
+    uint64_t mine = after.syncs - before.syncs, sum = 0;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+static void test_far(void)
+{
+    long limit = mc_cfg()->shm_far_ns;
+    mc_ctx_t *ctx = NULL;
+    static const struct { mc_coll_t c; size_t n; int cma_when_far; } cases[] = {
+        {MC_ALLREDUCE, 1 << 17, 1}, {MC_REDUCE_SCATTER_BLOCK, 1 << 16, 1}, {MC_REDUCE, 1 << 17, 0},
+        {MC_REDUCE, 1 << 19, 1}};
+    if (size < 2) return;
+    for (int c = 0; c < 3; c++) mcoll_set_alg(mc_coll_name(cases[c].c), "shm_direct");
+    /* samples come from the posting rounds (a wait that had to yield takes none) */
+    int far = 0, it = 0;
+    for (; it < 200 && !(far && limit > 0) && (limit > 0 || it < 8); it++) {
+        far_call(MC_ALLREDUCE, 1 << 10, it);
+        int mine = mc_ctx_get(MPI_COMM_WORLD, &ctx) == MPI_SUCCESS && ctx->shm && mc_shm_far(ctx->shm);
+        PMPI_Allreduce(&mine, &far, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+    if (limit == 1 && !far) {
+        if (rank == 0) printf("far: no line-fetch samples on this machine (no timestamp counter?): skipped\n");
+        return;
+    }
+    if (limit == 0 && far) {
+        fails++;
+        if (rank == 0) printf("FAIL far: MCOLL_SHM_FAR_NS=0 and the node counts as far\n");
+    }
+    int cma = ctx && ctx->shm && ctx->shm->cma;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++, it++) {
+        int direct = far && cma && cases[k].cma_when_far;
+        uint64_t syncs = far_call(cases[k].c, cases[k].n, it);
+        if (direct ? syncs != 3 * (uint64_t)size : syncs <= 3 * (uint64_t)size) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL far: %s of %zu doubles, %s node%s: %llu publications, expected %s %d\n",
+                       mc_coll_name(cases[k].c), cases[k].n, far ? "far" : "near", cma ? "" : " (no CMA)",
+                       (unsigned long long)syncs, direct ? "the direct protocol's" : "more than", 3 * size);
+        }
+    }
+    for (int c = 0; c < 3; c++) mcoll_set_alg(mc_coll_name(cases[c].c), "auto");
+    double s[256], r[256];
+    for (int k = 0; k < 2000; k++, it++) {
+        for (int i = 0; i < 256; i++) s[i] = val(it, rank, i);
+        MPI_Allreduce(s, r, 256, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < 256; i++) {
+            double w = 0;
+            for (int q = 0; q < size; q++) w += val(it, q, i);
+            check("small allreduce", it, i, r[i], w);
+        }
+    }
+    if (rank == 0)
+        printf("far: MCOLL_SHM_FAR_NS=%ld, node %s, CMA %s, small allreduce %s\n", limit, far ? "far" : "near",
+               cma ? "yes" : "no", mcoll_last_alg("allreduce"));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -289,6 +380,7 @@ int main(int argc, char **argv)
     if (!strcmp(what, "dav")) test_dav();
     else if (!strcmp(what, "hygiene")) test_hygiene();
     else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
+    else if (!strcmp(what, "far")) test_far();
     else if (!strcmp(what, "kill")) {
         call(MC_ALLREDUCE, 1000);
         if (rank == 1 % size) raise(SIGKILL);

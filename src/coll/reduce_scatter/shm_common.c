@@ -443,7 +443,7 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
 {
     int r = sh->r, rs = job->dest == MC_SR_RS;
     size_t off = rs ? blk_displ(a, job, r) * a->extent : 0, n = rs ? blk_count(a, job, r) : a->count;
-    mc_copy_t(mc_shm_sym_begin(sh, s), a->sbuf, s);
+    mc_shm_sym_fill(sh, mc_shm_sym_begin(sh, s), a->sbuf, s);
     mc_shm_x_publish(sh, &sh->sym);
     return xchain(sh, &sh->sym, s, a, off, n);
 }
@@ -554,6 +554,7 @@ double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_i
  * DAV zero copy (p > 1): 3s(p-1) reductions, allreduce + 2s(p-1) gathering (pull or push);
  * CMA adds 2 bytes per byte read from (or, reduce, written to) a peer. p = 1: 2s. */
 #define MC_SR_DIRECT_BLOCK (64 << 10)
+#define MC_SR_FAR_REDUCE ((size_t)2 << 20) /* reduce on a far node: CMA from this input size */
 
 typedef struct direct {
     mc_shm_t *sh;
@@ -661,11 +662,19 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     mc_shm_post(sh, 1, a->rbuf, out);
     /* Through CMA every operand chunk costs a system call and a trip through scratch: measured
      * at 2 ranks, the movement-avoiding algorithm beats that at every size from 16 KiB to
-     * 32 MiB (allreduce 1.2-1.7x, reduce 1.2-2.1x). So every rank votes to stage: the op runs
-     * direct only when every buffer is zero copy (MCOLL_SHM_PATH=cma still forces CMA). */
-    mc_shm_prefer_stage(sh, 0);
-    mc_shm_prefer_stage(sh, 1);
+     * 32 MiB (allreduce 1.2-1.7x, reduce 1.2-2.1x) when lines move fast between the cores.
+     * So a rank votes to stage: the op runs direct only when every buffer is zero copy
+     * (MCOLL_SHM_PATH=cma still forces CMA). Except when this rank finds the node far
+     * (latency.c): there the staged slices, each handed between the cores, make allreduce
+     * 2-3.3x and reduce_scatter 1.7-2.2x slower than CMA (64 KiB-4 MiB); reduce stages
+     * better or as well up to 1 MiB (CMA 0.54-1.05x as fast) and loses from 2 MiB (CMA
+     * 1.14-1.34x as fast), so it keeps staging below MC_SR_FAR_REDUCE. */
+    if (!mc_shm_far(sh) || (job->dest == MC_SR_ROOT && s < MC_SR_FAR_REDUCE)) {
+        mc_shm_prefer_stage(sh, 0);
+        mc_shm_prefer_stage(sh, 1);
+    }
     mc_shm_set(sh, MC_F_STEP, 1);
+    mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (r + 1) % p)->v, mc_seq(sh->op, 1));
     mc_shm_wait_all(sh, MC_F_STEP, 1);
     int results = job->dest != MC_SR_RS;
     if (!mc_shm_direct_agreed(sh, 0) || (results && !mc_shm_direct_agreed(sh, 1))) {
@@ -746,7 +755,8 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 /* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path posts them, finds
  * them not zero copy and runs the movement-avoiding algorithm (MCOLL_SHM_PATH=auto): that
- * algorithm's cost and the posting round. */
+ * algorithm's cost and the posting round. (On a far node it copies by CMA instead, where that
+ * is faster: a state of the run, which the selection, made once per size class, does not see.) */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + h->alpha;

@@ -1,0 +1,109 @@
+/* How long one load takes to bring over a line another core just wrote, measured where an
+ * algorithm's own synchronization already moves such a line (no extra traffic, two timestamp
+ * reads per sample), and whether that makes the node "far" (mc_shm_far).
+ *
+ * Why: this node's VM alternates, for seconds to minutes, between states in which such a
+ * load takes 20-70 ns or, in about a third of the samples, still 20-40 ns and otherwise
+ * 130-300 ns (timestamps included; the counter ticks in 10 ns steps here), and the states
+ * reorder the reductions' data paths: on ordinary buffers at 2 ranks, in the first state
+ * staging through the region (movement-avoiding) beats CMA by 1.1-1.4x, in the second CMA
+ * beats it by 1.3-3.8x (allreduce) and 1.7-2.2x (reduce_scatter_block); README "Measured".
+ * A rank's vote between the two needs no agreement beyond the posts it already rides on
+ * (mc_shm_direct_agreed), so each rank may decide from its own samples.
+ *
+ * The estimate is the second largest of the rank's last MC_XLAT_N samples: a high quantile,
+ * since the slow state also shows fast fetches (a third of them) while the fast state shows
+ * slow ones only when a time-shared core was preempted between the timestamps (one such
+ * sample does not flip it). With no timestamp counter there are no samples and the node
+ * never counts as far. */
+#include "shm.h"
+#include "../core/config.h"
+#include "../core/log.h"
+#include <pthread.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+
+static double tsc_per_ns; /* 0: no invariant timestamp counter */
+
+static double now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* The counter's rate against the monotonic clock over 1 ms, once per process. Only an
+ * invariant counter (constant rate in every power state, CPUID 0x80000007 EDX bit 8) counts. */
+static void tsc_calibrate(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) return;
+    unsigned aux;
+    double t0 = now_ns(), t1;
+    unsigned long long c0 = __rdtscp(&aux);
+    while ((t1 = now_ns()) - t0 < 1e6) {}
+    unsigned long long c1 = __rdtscp(&aux);
+    if (c1 > c0) tsc_per_ns = (double)(c1 - c0) / (t1 - t0);
+}
+
+uint32_t mc_timed_load(_Atomic uint64_t *f, uint64_t *v)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, tsc_calibrate);
+    if (tsc_per_ns <= 0) {
+        *v = atomic_load_explicit(f, memory_order_acquire);
+        return 0;
+    }
+    unsigned aux;
+    unsigned long long t0 = __rdtscp(&aux);
+    _mm_lfence(); /* the load starts after the first timestamp */
+    *v = atomic_load_explicit(f, memory_order_acquire);
+    unsigned long long t1 = __rdtscp(&aux); /* waits for the load to complete */
+    double ns = (double)(t1 - t0) / tsc_per_ns;
+    return ns < 1 ? 1 : ns > 4e9 ? UINT32_MAX : (uint32_t)ns;
+}
+#else
+uint32_t mc_timed_load(_Atomic uint64_t *f, uint64_t *v)
+{
+    *v = atomic_load_explicit(f, memory_order_acquire);
+    return 0;
+}
+#endif
+
+uint32_t mc_xlat_estimate(const uint32_t *v, int n)
+{
+    uint32_t top = 0, second = 0;
+    if (n > MC_XLAT_N) n = MC_XLAT_N;
+    for (int i = 0; i < n; i++) {
+        if (v[i] > top) second = top, top = v[i];
+        else if (v[i] > second) second = v[i];
+    }
+    return n == 1 ? top : second;
+}
+
+void mc_shm_xlat_add(mc_shm_t *sh, uint32_t ns)
+{
+    if (!ns) return;
+    sh->xlat[sh->nxlat++ % MC_XLAT_N] = ns;
+}
+
+uint32_t mc_shm_xlat(const mc_shm_t *sh)
+{
+    int n = sh->nxlat < MC_XLAT_N ? (int)sh->nxlat : MC_XLAT_N;
+    return mc_xlat_estimate(sh->xlat, n);
+}
+
+int mc_shm_far(mc_shm_t *sh)
+{
+    long limit = mc_cfg()->shm_far_ns;
+    uint32_t x = mc_shm_xlat(sh);
+    int far = limit > 0 && x > (uint32_t)limit;
+    if (far != sh->far && mc_cfg()->verbose)
+        mc_info("node region: line fetch %u ns (second largest of the last %d), the node is %s (MCOLL_SHM_FAR_NS=%ld)", x,
+                MC_XLAT_N, far ? "far" : "near", limit);
+    sh->far = far;
+    return far;
+}
