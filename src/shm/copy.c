@@ -187,6 +187,7 @@ void mc_copy_nt(void *dst, const void *src, size_t n)
 {
     if (dst == src) return;
     mc_dav_bytes += 2 * (uint64_t)n;
+    mc_nt_bytes += n;
     if (n < NT_MIN) {
         memcpy(dst, src, n);
         return;

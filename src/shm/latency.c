@@ -3,18 +3,18 @@
  * reads per sample), and whether that makes the node "far" (mc_shm_far).
  *
  * Why: this node's VM alternates, for seconds to minutes, between states in which such a
- * load takes 20-70 ns or, in about a third of the samples, still 20-40 ns and otherwise
- * 130-300 ns (timestamps included; the counter ticks in 10 ns steps here), and the states
- * reorder the reductions' data paths: on ordinary buffers at 2 ranks, in the first state
- * staging through the region (movement-avoiding) beats CMA by 1.1-1.4x, in the second CMA
- * beats it by 1.3-3.8x (allreduce) and 1.7-2.2x (reduce_scatter_block); README "Measured".
- * A rank's vote between the two needs no agreement beyond the posts it already rides on
- * (mc_shm_direct_agreed), so each rank may decide from its own samples.
+ * load takes 40-70 ns or 140-200 ns (timestamps included; the counter ticks in 10 ns steps
+ * here). In the second state a line handed to another core through its writer's cache
+ * costs so much that the reductions' staged slices lose to CMA by 1.9-3.5x (allreduce)
+ * and 1.7-2.2x (reduce_scatter_block) at 2 ranks, while streamed to memory they beat it
+ * (README "Measured"); in the first, streaming them costs 1.2-3x. So a far node streams
+ * what it hands over (mc_shm_far's callers). Each choice is local (how a rank writes), or
+ * rides on the posts' votes (mc_shm_direct_agreed): each rank decides from its own samples.
  *
  * The estimate is the second largest of the rank's last MC_XLAT_N samples: a high quantile,
- * since the slow state also shows fast fetches (a third of them) while the fast state shows
- * slow ones only when a time-shared core was preempted between the timestamps (one such
- * sample does not flip it). With no timestamp counter there are no samples and the node
+ * since the slow state also shows a few fast fetches while the fast state shows slow ones
+ * only when a core was interrupted or preempted between the timestamps (one such sample does
+ * not flip it). With no timestamp counter there are no samples and the node
  * never counts as far. */
 #include "shm.h"
 #include "../core/config.h"
@@ -100,7 +100,7 @@ int mc_shm_far(mc_shm_t *sh)
 {
     long limit = mc_cfg()->shm_far_ns;
     uint32_t x = mc_shm_xlat(sh);
-    int far = limit > 0 && x > (uint32_t)limit;
+    int far = limit > 0 && (long)x > limit;
     if (far != sh->far && mc_cfg()->verbose)
         mc_info("node region: line fetch %u ns (second largest of the last %d), the node is %s (MCOLL_SHM_FAR_NS=%ld)", x,
                 MC_XLAT_N, far ? "far" : "near", limit);

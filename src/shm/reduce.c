@@ -571,6 +571,7 @@ int mc_red3_nt(const mc_red_t *r, void *out, const void *a, const void *b, size_
     size_t unit, ext = r->extent;
     if (!red3_nt_ok(r, count, &unit)) return mc_red3(r, out, a, b, count);
     mc_dav_bytes += 3 * (uint64_t)count * ext;
+    mc_nt_bytes += (uint64_t)count * ext;
     nt_lines_t lines = nt_lines_for(r);
     if (!lines || (uintptr_t)out % ext) {
         red3_stream(r, &out, 1, a, b, count, unit);
@@ -602,6 +603,7 @@ int mc_red3_nt_multi(const mc_red_t *r, void *const *outs, int nout, const void 
         return rc;
     }
     mc_dav_bytes += 3 * (uint64_t)n + 2 * (uint64_t)n * (uint64_t)(nout - 1);
+    mc_nt_bytes += (uint64_t)n * (uint64_t)nout;
     red3_stream(r, outs, nout, a, b, count, unit);
     return MPI_SUCCESS;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 __thread uint64_t mc_dav_bytes __attribute__((tls_model("initial-exec")));
+__thread uint64_t mc_nt_bytes __attribute__((tls_model("initial-exec")));
 __thread uint64_t mc_sync_events __attribute__((tls_model("initial-exec")));
 
 #define MAGIC 0x6d636f6c6c73686dULL /* "mcollshm" */

@@ -177,14 +177,13 @@ static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
     ++sh->sym.k;
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->sym, sh->r), len);
 }
-/* The symmetric exchange's copy-in: streaming stores from MC_SYM_NT_MIN bytes when the node
+/* The symmetric exchange's copy-in: streaming stores from MC_FAR_NT_MIN bytes when the node
  * is far (mc_shm_far), so the readers fetch the payload from memory rather than from the
  * writer's cache. Measured at 2 ranks on a far node, allreduce in batches of 100: 2 KiB
  * 1.04-1.16 us against 1.52-1.69, 1 KiB 0.80-0.84 against 1.00; 512 B the same, 256 B
  * 0.65 against 0.41. On a near node streaming costs 2x (2 KiB 0.86 against 0.41 us), and
  * so it does in the fan-in exchange even when far (one reader: reduce 1 KiB 0.74 against
  * 0.45 us). */
-#define MC_SYM_NT_MIN 1024
 void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t len);
 /* Both exchanges: publish this rank's payload; wait for (and return) the payload of `rank`
  * (every MC_X_PROBE-th exchange also samples the line-fetch latency). */
@@ -213,6 +212,9 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);
  * each call to its collective (MCOLL_STATS, mcoll_stats_get). */
 extern __thread uint64_t mc_dav_bytes __attribute__((tls_model("initial-exec")));
 extern __thread uint64_t mc_sync_events __attribute__((tls_model("initial-exec")));
+/* Bytes written by the streaming kernels (mc_copy_nt, and mc_red3_nt(_multi) where they
+ * stream) on this thread: a test's view of the adaptive and far choices. */
+extern __thread uint64_t mc_nt_bytes __attribute__((tls_model("initial-exec")));
 
 /* ---------------------------------------------------------------- copy kernels (copy.c) */
 /* All count 2n bytes of DAV. Any alignment and length; regions must not overlap. */
@@ -333,8 +335,11 @@ void mc_shm_xlat_add(mc_shm_t *sh, uint32_t ns);
 void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target);
 /* This rank's estimate from its last MC_XLAT_N samples, ns (0: none yet). */
 uint32_t mc_shm_xlat(const mc_shm_t *sh);
-/* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never). */
+/* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never). Data
+ * handed to another core then goes through memory: writes of at least MC_FAR_NT_MIN bytes
+ * into the region stream (the movement-avoiding slices, the symmetric exchange). */
 int mc_shm_far(mc_shm_t *sh);
+#define MC_FAR_NT_MIN 1024
 
 /* ---------------------------------------------------------------- shared heap (heap.c) */
 /* mcoll_malloc / MPI_Alloc_mem memory lives in per-process memfd segments that peers map

@@ -14,13 +14,13 @@
  *          far as its buffers allow. Every result is checked against its closed form: a writer
  *          that reuses a buffer before its readers are done shows as a wrong sum (each of the
  *          three guards was removed once by hand and the test failed).
- *  far     the reductions' data path on ordinary buffers follows the node's distance
- *          (latency.c); run with MCOLL_SHM_FAR_NS=1 (every line-fetch sample exceeds it: far
- *          once a rank has one) and with 0 (never far). Far: allreduce and
- *          reduce_scatter_block of 1 MiB copy by CMA (shm_direct's own protocol: posting round,
- *          results, done: 3 publications per rank), reduce stages at 1 MiB and copies by CMA at
- *          4 MiB; near, or without CMA, all of them stage (more publications). Results checked;
- *          then 2 KiB allreduces on the symmetric exchange (streaming copy-in when far).
+ *  far     writes into the region follow the node's distance (latency.c); run with
+ *          MCOLL_SHM_FAR_NS=1 (every line-fetch sample exceeds it: far once a rank has one)
+ *          and with 0 (never far). Far, the movement-avoiding slices of allreduce, reduce and
+ *          reduce_scatter_block of 1 MiB and the symmetric exchange's 2 KiB copy-ins stream
+ *          (counted bytes against the algorithm's writes into the region), and shm_direct's
+ *          allreduce of 1 MiB on ordinary buffers copies by CMA (3 publications per rank);
+ *          near, nothing streams at these sizes and shm_direct stages. Results checked.
  * Usage: mcoll-shm dav|hygiene|kill|race|far [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
 #include "core/config.h"
 #include "core/mc.h"
@@ -287,47 +287,52 @@ static void test_race(int iters)
     if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
 }
 
-/* Sum over the ranks of the flag publications of one call of c (n doubles, malloc buffers,
- * shm_direct forced), its result checked. */
+/* Sum over the ranks of the bytes one call of c (n doubles per rank and block, malloc
+ * buffers) wrote with streaming stores; its result checked. */
 static uint64_t far_call(mc_coll_t c, size_t n, int it)
 {
     size_t in = c == MC_REDUCE_SCATTER_BLOCK ? n * (size_t)size : n;
     double *s = malloc(in * sizeof(double)), *r = malloc(n * sizeof(double));
     if (!s || !r) abort();
     for (size_t i = 0; i < in; i++) s[i] = val(it, rank, (int)(i % 4096));
-    const char *name = mc_coll_name(c);
-    mcoll_stats_t before, after;
-    mcoll_stats_get(name, &before);
+    uint64_t before = mc_nt_bytes;
     if (c == MC_ALLREDUCE) MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (c == MC_REDUCE) MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     else MPI_Reduce_scatter_block(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    mcoll_stats_get(name, &after);
+    uint64_t mine = mc_nt_bytes - before, sum = 0;
     for (size_t i = 0; (c != MC_REDUCE || rank == 0) && i < n; i++) {
         size_t at = c == MC_REDUCE_SCATTER_BLOCK ? (size_t)rank * n + i : i;
         double w = 0;
         for (int k = 0; k < size; k++) w += val(it, k, (int)(at % 4096));
         if (r[i] != w) {
-            check(name, it, (int)i, r[i], w);
+            check(mc_coll_name(c), it, (int)i, r[i], w);
             break;
         }
     }
     free(s);
     free(r);
-    uint64_t mine = after.syncs - before.syncs, sum = 0;
     PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return sum;
+}
+
+static void far_expect(const char *what, int far, uint64_t got, uint64_t want_far)
+{
+    uint64_t want = far ? want_far : 0;
+    if (got == want) return;
+    fails++;
+    if (rank == 0)
+        printf("FAIL far: %s, %s node: %llu bytes streamed, expected %llu\n", what, far ? "far" : "near",
+               (unsigned long long)got, (unsigned long long)want);
 }
 
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
     mc_ctx_t *ctx = NULL;
-    static const struct { mc_coll_t c; size_t n; int cma_when_far; } cases[] = {
-        {MC_ALLREDUCE, 1 << 17, 1}, {MC_REDUCE_SCATTER_BLOCK, 1 << 16, 1}, {MC_REDUCE, 1 << 17, 0},
-        {MC_REDUCE, 1 << 19, 1}};
+    uint64_t p = (uint64_t)size, n = 1 << 17, s = n * sizeof(double);
     if (size < 2) return;
-    for (int c = 0; c < 3; c++) mcoll_set_alg(mc_coll_name(cases[c].c), "shm_direct");
-    /* samples come from the posting rounds (a wait that had to yield takes none) */
+    /* samples come from shm_direct's posting rounds (a wait that had to yield takes none) */
+    mcoll_set_alg("allreduce", "shm_direct");
     int far = 0, it = 0;
     for (; it < 200 && !(far && limit > 0) && (limit > 0 || it < 8); it++) {
         far_call(MC_ALLREDUCE, 1 << 10, it);
@@ -342,32 +347,65 @@ static void test_far(void)
         fails++;
         if (rank == 0) printf("FAIL far: MCOLL_SHM_FAR_NS=0 and the node counts as far\n");
     }
+    /* 1 MiB per rank stays below the cache capacity: near, nothing streams; far, every slice
+     * written into the region does: allreduce and reduce p writes of each (the copy and p - 1
+     * reductions), reduce_scatter_block p - 1 (its last reduction goes to rbuf) */
+    mcoll_set_alg("allreduce", "shm_ma");
+    mcoll_set_alg("reduce", "shm_ma");
+    mcoll_set_alg("reduce_scatter_block", "shm_ma");
+    far_expect("allreduce of 1 MiB", far, far_call(MC_ALLREDUCE, n, it++), p * s);
+    far_expect("reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), p * s);
+    far_expect("reduce_scatter_block of 512 KiB blocks", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / 2, it++),
+               (p - 1) * p * s / 2);
+    /* ordinary buffers in shm_direct: reduce_scatter_block and reduce run the engine as
+     * above; allreduce of 1 MiB, when far and with CMA, copies by CMA (the direct protocol:
+     * posting round, results, done: 3 publications per rank, nothing streamed at this size) */
+    mcoll_set_alg("allreduce", "shm_direct");
+    mcoll_set_alg("reduce", "shm_direct");
+    mcoll_set_alg("reduce_scatter_block", "shm_direct");
+    far_expect("shm_direct reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), p * s);
+    far_expect("shm_direct reduce_scatter_block of 512 KiB blocks", far,
+               far_call(MC_REDUCE_SCATTER_BLOCK, n / 2, it++), (p - 1) * p * s / 2);
     int cma = ctx && ctx->shm && ctx->shm->cma;
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++, it++) {
-        int direct = far && cma && cases[k].cma_when_far;
-        uint64_t syncs = far_call(cases[k].c, cases[k].n, it);
-        if (direct ? syncs != 3 * (uint64_t)size : syncs <= 3 * (uint64_t)size) {
+    mcoll_stats_t st0, st1;
+    mcoll_stats_get("allreduce", &st0);
+    uint64_t streamed = far_call(MC_ALLREDUCE, n, it++), syncs = 0, mine;
+    mcoll_stats_get("allreduce", &st1);
+    mine = st1.syncs - st0.syncs;
+    PMPI_Allreduce(&mine, &syncs, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (far && cma) {
+        far_expect("shm_direct allreduce of 1 MiB by CMA", 0, streamed, 0);
+        if (syncs != 3 * p) {
             fails++;
             if (rank == 0)
-                printf("FAIL far: %s of %zu doubles, %s node%s: %llu publications, expected %s %d\n",
-                       mc_coll_name(cases[k].c), cases[k].n, far ? "far" : "near", cma ? "" : " (no CMA)",
-                       (unsigned long long)syncs, direct ? "the direct protocol's" : "more than", 3 * size);
+                printf("FAIL far: shm_direct allreduce of 1 MiB on a far node: %llu publications, expected the "
+                       "direct protocol's %llu\n", (unsigned long long)syncs, (unsigned long long)(3 * p));
         }
+    } else {
+        far_expect("shm_direct allreduce of 1 MiB staged", far, streamed, p * s);
     }
-    for (int c = 0; c < 3; c++) mcoll_set_alg(mc_coll_name(cases[c].c), "auto");
-    double s[256], r[256];
+    /* the symmetric exchange: every rank's 2 KiB copy-in streams when far */
+    mcoll_set_alg("allreduce", "shm_dpml");
+    double x[256], y[256];
     for (int k = 0; k < 2000; k++, it++) {
-        for (int i = 0; i < 256; i++) s[i] = val(it, rank, i);
-        MPI_Allreduce(s, r, 256, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < 256; i++) x[i] = val(it, rank, i);
+        uint64_t before = mc_nt_bytes, mine, sum = 0;
+        MPI_Allreduce(x, y, 256, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        mine = mc_nt_bytes - before;
         for (int i = 0; i < 256; i++) {
             double w = 0;
             for (int q = 0; q < size; q++) w += val(it, q, i);
-            check("small allreduce", it, i, r[i], w);
+            check("small allreduce", it, i, y[i], w);
+        }
+        if (k == 0 || k == 1999) {
+            PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            far_expect("allreduce of 2 KiB", far, sum, p * sizeof x);
         }
     }
-    if (rank == 0)
-        printf("far: MCOLL_SHM_FAR_NS=%ld, node %s, CMA %s, small allreduce %s\n", limit, far ? "far" : "near",
-               cma ? "yes" : "no", mcoll_last_alg("allreduce"));
+    mcoll_set_alg("allreduce", "auto");
+    mcoll_set_alg("reduce", "auto");
+    mcoll_set_alg("reduce_scatter_block", "auto");
+    if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s\n", limit, far ? "far" : "near");
 }
 
 int main(int argc, char **argv)

@@ -83,6 +83,11 @@ static int red2_last(const mc_red_t *red, const void *in, void *inout, size_t n,
  * or into partial 0). Copy-out (allreduce: every rank, reduce: root) of window w happens
  * after the reductions of window w+1 when double buffered, so it overlaps them.
  *
+ * On a far node (mc_shm_far) every write into the region streams (mc_copy_nt, mc_red3_nt):
+ * each slice is handed to another core next, and there a line read from memory beats one
+ * fetched from the writer's cache (README "Measured"); near, the slices stay temporal
+ * (streaming them cost 1.2-3x: the next core then reads memory instead of a cache).
+ *
  * Flags: STEP = window * S + level-1 step + 1, window * S + S after level 2 (S = largest
  * socket + 1; flat: S = p). AUX = windows copied out. A buffer is rewritten (step 0 of window
  * w) only after everybody finished window w - nbuf with it.
@@ -99,6 +104,7 @@ typedef struct ma {
     char *rb;
     size_t ext, I, stride, W, C, nwin;
     int p, r, m, S, nbuf;
+    int far;            /* the node is far: writes into the region stream */
     int k, t, nk, next; /* my socket, my index in it, its size, next member */
     size_t *off, *len;  /* [p] pieces of a window: sbuf offset and length, elements */
 } ma_t;
@@ -134,6 +140,19 @@ static uint32_t ma_fin(const ma_t *e, size_t lw)
     return (uint32_t)(lw * (size_t)e->S + (size_t)e->S);
 }
 
+/* Writes of n elements into the region: shm = src, or shm = src op shm; streamed on a far
+ * node (from MC_FAR_NT_MIN bytes). */
+static void ma_put(const ma_t *e, char *shm, const char *src, size_t n)
+{
+    if (e->far && n * e->ext >= MC_FAR_NT_MIN) mc_copy_nt(shm, src, n * e->ext);
+    else mc_copy_adaptive(shm, src, n * e->ext, 0, e->W, e->C);
+}
+static int ma_fold(const ma_t *e, char *shm, const char *src, size_t n)
+{
+    if (e->far && n * e->ext >= MC_FAR_NT_MIN) return mc_red3_nt(&e->red, shm, src, shm, n);
+    return mc_red2(&e->red, src, shm, n);
+}
+
 /* Level-1 step j on elements [lo, lo + n) of piece i. */
 static int ma_apply(ma_t *e, size_t w, size_t lw, int j, int i, size_t lo, size_t n)
 {
@@ -147,10 +166,10 @@ static int ma_apply(ma_t *e, size_t w, size_t lw, int j, int i, size_t lo, size_
         return MPI_SUCCESS;
     }
     if (!j) {
-        mc_copy_adaptive(shm, src, n * ext, 0, e->W, e->C);
+        ma_put(e, shm, src, n);
         return MPI_SUCCESS;
     }
-    return mc_red2(&e->red, src, shm, n);
+    return ma_fold(e, shm, src, n);
 }
 
 /* Slice u of the window for a socket of nk members: the pieces themselves when flat, else
@@ -227,7 +246,7 @@ static int ma_level2(ma_t *e, size_t w, size_t lw)
             rc = red2_last(&e->red, ma_shm(e, lw, k, e->r), dst, n, k == e->m - 1, e->W, e->C);
     } else {
         for (int k = 1; k < e->m && rc == MPI_SUCCESS; k++)
-            rc = mc_red2(&e->red, ma_shm(e, lw, k, e->r), ma_shm(e, lw, 0, e->r), n);
+            rc = ma_fold(e, ma_shm(e, lw, 0, e->r), ma_shm(e, lw, k, e->r), n);
     }
     mc_shm_set(sh, MC_F_STEP, ma_fin(e, lw));
     return rc;
@@ -305,6 +324,7 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
     size_t s = total * e->ext, out = job->dest == MC_SR_ALL ? s * (size_t)e->p : s;
     e->W = mc_shm_ws(s * (size_t)e->p + out, (size_t)e->nbuf * (size_t)e->m * (size_t)e->p * e->stride);
     e->C = mc_cache_capacity(e->p);
+    e->far = mc_shm_far(sh);
     e->off = mc_malloc(2 * sizeof(size_t) * (size_t)e->p);
     if (!e->off) return MPI_ERR_NO_MEM;
     e->len = e->off + e->p;
@@ -554,7 +574,7 @@ double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_i
  * DAV zero copy (p > 1): 3s(p-1) reductions, allreduce + 2s(p-1) gathering (pull or push);
  * CMA adds 2 bytes per byte read from (or, reduce, written to) a peer. p = 1: 2s. */
 #define MC_SR_DIRECT_BLOCK (64 << 10)
-#define MC_SR_FAR_REDUCE ((size_t)2 << 20) /* reduce on a far node: CMA from this input size */
+#define MC_SR_FAR_CMA ((size_t)1 << 20) /* allreduce on a far node: CMA from this input size */
 
 typedef struct direct {
     mc_shm_t *sh;
@@ -662,18 +682,19 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     mc_shm_post(sh, 1, a->rbuf, out);
     /* Through CMA every operand chunk costs a system call and a trip through scratch: measured
      * at 2 ranks, the movement-avoiding algorithm beats that at every size from 16 KiB to
-     * 32 MiB (allreduce 1.2-1.7x, reduce 1.2-2.1x) when lines move fast between the cores.
-     * So a rank votes to stage: the op runs direct only when every buffer is zero copy
-     * (MCOLL_SHM_PATH=cma still forces CMA). Except when this rank finds the node far
-     * (latency.c): there the staged slices, each handed between the cores, make allreduce
-     * 2-3.3x and reduce_scatter 1.7-2.2x slower than CMA (64 KiB-4 MiB); reduce stages
-     * better or as well up to 1 MiB (CMA 0.54-1.05x as fast) and loses from 2 MiB (CMA
-     * 1.14-1.34x as fast), so it keeps staging below MC_SR_FAR_REDUCE. */
-    if (!mc_shm_far(sh) || (job->dest == MC_SR_ROOT && s < MC_SR_FAR_REDUCE)) {
+     * 32 MiB (allreduce 1.2-1.7x, reduce 1.2-2.1x). So every rank votes to stage: the op runs
+     * direct only when every buffer is zero copy (MCOLL_SHM_PATH=cma still forces CMA). On a
+     * far node (latency.c) the engine streams its slices (ma_setup), and they still beat CMA
+     * (2 ranks: reduce 1.7-1.9x native against 0.9x, reduce_scatter_block 6-16x against
+     * 2.4-7x, allreduce 512 KiB 1.9-2.5x against 1.3-1.6x), except allreduce from
+     * MC_SR_FAR_CMA (1-2 MiB 1.2-1.8x, median 1.2-1.4x, against 1.4-1.5x): a far rank votes
+     * for CMA there, and the op takes it when every rank does (README "Measured"). */
+    if (job->dest != MC_SR_ALL || s < MC_SR_FAR_CMA || !mc_shm_far(sh)) {
         mc_shm_prefer_stage(sh, 0);
         mc_shm_prefer_stage(sh, 1);
     }
     mc_shm_set(sh, MC_F_STEP, 1);
+    /* the posting round is a flag exchange every call makes: a distance sample (latency.c) */
     mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (r + 1) % p)->v, mc_seq(sh->op, 1));
     mc_shm_wait_all(sh, MC_F_STEP, 1);
     int results = job->dest != MC_SR_RS;
@@ -755,8 +776,7 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 /* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path posts them, finds
  * them not zero copy and runs the movement-avoiding algorithm (MCOLL_SHM_PATH=auto): that
- * algorithm's cost and the posting round. (On a far node it copies by CMA instead, where that
- * is faster: a state of the run, which the selection, made once per size class, does not see.) */
+ * algorithm's cost and the posting round. */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + h->alpha;
