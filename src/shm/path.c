@@ -51,10 +51,17 @@ void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len)
         p->heap_off = -1;
         p->heap_id = 0;
     }
-    p->stage = 0;
+    p->votes = 0;
 }
 
-void mc_shm_prefer_stage(mc_shm_t *sh, int slot) { mc_post(sh, sh->r, slot)->stage = 1; }
+void mc_shm_vote(mc_shm_t *sh, int slot, unsigned vote) { mc_post(sh, sh->r, slot)->votes |= vote; }
+
+int mc_shm_voted(mc_shm_t *sh, int slot, unsigned vote)
+{
+    for (int k = 0; k < sh->p; k++)
+        if (mc_post(sh, k, slot)->votes & vote) return 1;
+    return 0;
+}
 
 /* An empty post has nothing to reach: any rank "reaches" it, through a pointer that is
  * valid but never dereferenced (n is 0 within bounds). */
@@ -147,7 +154,5 @@ int mc_shm_direct_agreed(mc_shm_t *sh, int slot)
 {
     if (!mc_shm_all_reachable(sh, slot)) return 0;
     if (mc_shm_path() == MC_PATH_CMA || mc_shm_all_zero_copy(sh, slot)) return 1;
-    for (int k = 0; k < sh->p; k++)
-        if (mc_post(sh, k, slot)->stage) return 0;
-    return 1;
+    return !mc_shm_voted(sh, slot, MC_VOTE_STAGE);
 }

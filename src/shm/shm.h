@@ -52,9 +52,11 @@ typedef struct mc_post {
     uint64_t len;
     int64_t heap_off;       /* offset in the poster's shared heap, -1 = not in it */
     uint64_t heap_id;       /* which heap segment (see heap.h), 0 = none */
-    uint64_t stage;         /* the poster would rather the op staged than used CMA
-                             * (mc_shm_prefer_stage; 0 after mc_shm_post) */
+    uint64_t votes;         /* MC_VOTE_* bits of the poster (mc_shm_vote; 0 after mc_shm_post) */
 } __attribute__((aligned(MC_CL))) mc_post_t;
+/* What a poster tells the others with its post, for decisions every rank must share: */
+#define MC_VOTE_STAGE 1u /* it would rather the op staged than used CMA (mc_shm_direct_agreed) */
+#define MC_VOTE_FAR 2u   /* it finds the node far (mc_shm_far) */
 
 /* A double-buffered small-payload exchange (see mc_shm_sym_begin): [2][p] slots of
  * MC_SYM_SLOT bytes in the region, and the count of exchanges so far. */
@@ -313,10 +315,16 @@ int mc_shm_all_reachable(mc_shm_t *sh, int slot);
 /* Every rank's post `slot` is in its shared heap (or empty) and zero copy is allowed: the
  * same answer on every rank, from the posts (every rank may use local pointers to them). */
 int mc_shm_all_zero_copy(mc_shm_t *sh, int slot);
-/* Votes, with this rank's post `slot`, that the op stage through the region rather than copy
- * by CMA (the algorithm knows which of its CMA copies lose to staging; zero copy is never
- * refused). Call after mc_shm_post, before publishing. */
-void mc_shm_prefer_stage(mc_shm_t *sh, int slot);
+/* Adds vote (MC_VOTE_*) to this rank's post `slot`. Call after mc_shm_post, before
+ * publishing. MC_VOTE_STAGE: the op should stage through the region rather than copy by CMA
+ * (the algorithm knows which of its CMA copies lose to staging; zero copy is never refused). */
+void mc_shm_vote(mc_shm_t *sh, int slot, unsigned vote);
+/* Some rank's post `slot` carries vote: the same answer on every rank once the posts are
+ * published (mc_shm_post_round). */
+int mc_shm_voted(mc_shm_t *sh, int slot, unsigned vote);
+/* The posting round of a direct op: raises STEP 1 and waits for every rank's, timing the
+ * next rank's flag (a distance sample, latency.c: every direct op takes one). */
+void mc_shm_post_round(mc_shm_t *sh);
 /* A direct op on the posts `slot` may go ahead: every post is reachable and, unless every one
  * is zero copy, no poster voted to stage (MCOLL_SHM_PATH=cma overrides the votes). The same
  * answer on every rank, from the posts. */
@@ -335,9 +343,12 @@ void mc_shm_xlat_add(mc_shm_t *sh, uint32_t ns);
 void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target);
 /* This rank's estimate from its last MC_XLAT_N samples, ns (0: none yet). */
 uint32_t mc_shm_xlat(const mc_shm_t *sh);
+/* mc_shm_wait (kind, rank, step) that also samples, as mc_shm_wait_probe. */
+void mc_shm_wait_sample(mc_shm_t *sh, int kind, int rank, uint32_t step);
 /* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never). Data
  * handed to another core then goes through memory: writes of at least MC_FAR_NT_MIN bytes
- * into the region stream (the movement-avoiding slices, the symmetric exchange). */
+ * into the region stream (the movement-avoiding slices, the symmetric exchange), and a zero-copy allgather pushes its blocks with streaming stores when any rank
+ * votes far (MC_VOTE_FAR) instead of pulling them from their owners' caches. */
 int mc_shm_far(mc_shm_t *sh);
 #define MC_FAR_NT_MIN 1024
 

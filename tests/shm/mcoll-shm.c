@@ -25,6 +25,7 @@
 #include "core/config.h"
 #include "core/mc.h"
 #include "mcoll.h"
+#include "shm/heap.h"
 #include "shm/shm.h"
 #include <dirent.h>
 #include <signal.h>
@@ -325,22 +326,61 @@ static void far_expect(const char *what, int far, uint64_t got, uint64_t want_fa
                (unsigned long long)got, (unsigned long long)want);
 }
 
+/* A zero-copy allgather (shm_direct, blocks far below the cache): pulled (plain copies) when
+ * near; pushed when a rank votes far: every rank streams its block into the p receive
+ * buffers. Without a shareable heap it copies by CMA: nothing streams. */
+static void far_allgather(int far, int it)
+{
+    int n = 8192; /* 64 KiB blocks */
+    double *s = mcoll_malloc((size_t)n * sizeof(double)), *r = mcoll_malloc((size_t)n * (size_t)size * sizeof(double));
+    if (!s || !r) abort();
+    for (int i = 0; i < n; i++) s[i] = val(it, rank, i);
+    uint64_t id, before = mc_nt_bytes, mine, sum = 0;
+    int64_t off;
+    int zero = mc_heap_shareable() && mc_heap_lookup_range(s, (size_t)n * sizeof(double), &id, &off) &&
+               mc_heap_lookup_range(r, (size_t)n * (size_t)size * sizeof(double), &id, &off), all_zero = 0;
+    mcoll_set_alg("allgather", "shm_direct");
+    MPI_Allgather(s, n, MPI_DOUBLE, r, n, MPI_DOUBLE, MPI_COMM_WORLD);
+    mine = mc_nt_bytes - before;
+    for (int k = 0; k < size; k++)
+        for (int i = 0; i < n; i++)
+            if (r[(size_t)k * (size_t)n + (size_t)i] != val(it, k, i)) {
+                check("allgather", it, i, r[(size_t)k * (size_t)n + (size_t)i], val(it, k, i));
+                k = size;
+                break;
+            }
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    PMPI_Allreduce(&zero, &all_zero, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    uint64_t p = (uint64_t)size;
+    far_expect(all_zero ? "zero-copy allgather of 64 KiB blocks" : "allgather of 64 KiB blocks by CMA",
+               far && all_zero, sum, p * p * (uint64_t)n * sizeof(double));
+    mcoll_set_alg("allgather", "auto");
+    mcoll_free(s);
+    mcoll_free(r);
+}
+
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
     mc_ctx_t *ctx = NULL;
     uint64_t p = (uint64_t)size, n = 1 << 17, s = n * sizeof(double);
     if (size < 2) return;
-    /* samples come from shm_direct's posting rounds (a wait that had to yield takes none) */
-    mcoll_set_alg("allreduce", "shm_direct");
+    /* samples come from the posting rounds of the direct algorithms, here allgather's (a wait
+     * that had to yield takes none) */
+    mcoll_set_alg("allgather", "shm_direct");
     int far = 0, it = 0;
     for (; it < 200 && !(far && limit > 0) && (limit > 0 || it < 8); it++) {
-        far_call(MC_ALLREDUCE, 1 << 10, it);
+        double x[128], y[128 * size];
+        for (int i = 0; i < 128; i++) x[i] = val(it, rank, i);
+        MPI_Allgather(x, 128, MPI_DOUBLE, y, 128, MPI_DOUBLE, MPI_COMM_WORLD);
+        for (int i = 0; i < 128 * size; i++) check("small allgather", it, i, y[i], val(it, i / 128, i % 128));
         int mine = mc_ctx_get(MPI_COMM_WORLD, &ctx) == MPI_SUCCESS && ctx->shm && mc_shm_far(ctx->shm);
         PMPI_Allreduce(&mine, &far, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     }
+    int warm = it;
     if (limit == 1 && !far) {
-        if (rank == 0) printf("far: no line-fetch samples on this machine (no timestamp counter?): skipped\n");
+        if (rank == 0)
+            printf("far: no line-fetch samples in %d calls (no timestamp counter, or every wait yielded): skipped\n", it);
         return;
     }
     if (limit == 0 && far) {
@@ -405,7 +445,8 @@ static void test_far(void)
     mcoll_set_alg("allreduce", "auto");
     mcoll_set_alg("reduce", "auto");
     mcoll_set_alg("reduce_scatter_block", "auto");
-    if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s\n", limit, far ? "far" : "near");
+    far_allgather(far, it++);
+    if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 
 int main(int argc, char **argv)

@@ -349,10 +349,10 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
         for (int i = 0; i < sh->p; i++) t[i] = table[i];
     }
     mc_shm_post(sh, 0, buf, len);
-    if (stage) mc_shm_prefer_stage(sh, 0);
+    if (stage) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+    if (mc_shm_far(sh)) mc_shm_vote(sh, 0, MC_VOTE_FAR);
     if (buf1) mc_shm_post(sh, 1, buf1, len1);
-    mc_shm_set(sh, MC_F_STEP, 1);
-    mc_shm_wait_all(sh, MC_F_STEP, 1);
+    mc_shm_post_round(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
     mc_shm_end(sh);
     return 0;
@@ -462,10 +462,17 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
      * native MPI in the same run, 3 runs each), both 0.93-1.18x up to 4 MiB per rank; at
-     * 8-16 MiB staging 1.4-2.1x, CMA 1.0x. */
-    if (!direct_open2(sh, a->sbuf, mine, NULL, nt, nt ? a->rbuf : NULL, blk_extent(b, p)))
-        return allgatherv_pipe(sh, a, b);
-    if (nt && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
+     * 8-16 MiB staging 1.4-2.1x, CMA 1.0x.
+     * On a far node (any rank's vote) zero-copy blocks are pushed below the cache too: a pull
+     * fetches the peer's block from the peer's cache, which the far state makes slow, while a
+     * push reads its own block and streams it. Measured at 2 ranks, heap buffers, launches
+     * alternating with MCOLL_SHM_FAR_NS=0 (pull), slow state (flag exchange 0.35-0.37 us):
+     * MPICH runs, pull 75-183 us at 256-512 KiB blocks and 280-310 at 1 MiB (1.0-1.6x
+     * native), push 15-28 and 51-55 us (6-10x); Open MPI runs, whose native and pull find the
+     * peer's unchanged block still cached from the previous call, pull 12-46 us at 256 KiB-
+     * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB. */
+    if (!direct_open2(sh, a->sbuf, mine, NULL, nt, a->rbuf, blk_extent(b, p))) return allgatherv_pipe(sh, a, b);
+    if ((nt || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
         size_t len = mc_blk_len(b, w);

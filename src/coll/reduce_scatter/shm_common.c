@@ -700,13 +700,10 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
      * MC_SR_FAR_CMA (1-2 MiB 1.2-1.8x, median 1.2-1.4x, against 1.4-1.5x): a far rank votes
      * for CMA there, and the op takes it when every rank does (README "Measured"). */
     if (job->dest != MC_SR_ALL || s < MC_SR_FAR_CMA || !mc_shm_far(sh)) {
-        mc_shm_prefer_stage(sh, 0);
-        mc_shm_prefer_stage(sh, 1);
+        mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+        mc_shm_vote(sh, 1, MC_VOTE_STAGE);
     }
-    mc_shm_set(sh, MC_F_STEP, 1);
-    /* the posting round is a flag exchange every call makes: a distance sample (latency.c) */
-    mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (r + 1) % p)->v, mc_seq(sh->op, 1));
-    mc_shm_wait_all(sh, MC_F_STEP, 1);
+    mc_shm_post_round(sh);
     int results = job->dest != MC_SR_RS;
     if (!mc_shm_direct_agreed(sh, 0) || (results && !mc_shm_direct_agreed(sh, 1))) {
         mc_shm_end(sh); /* nobody touched a posted buffer: the op ends here */
