@@ -63,6 +63,13 @@ int mc_shm_voted(mc_shm_t *sh, int slot, unsigned vote)
     return 0;
 }
 
+int mc_shm_all_voted(mc_shm_t *sh, int slot, unsigned vote)
+{
+    for (int k = 0; k < sh->p; k++)
+        if (!(mc_post(sh, k, slot)->votes & vote)) return 0;
+    return 1;
+}
+
 /* An empty post has nothing to reach: any rank "reaches" it, through a pointer that is
  * valid but never dereferenced (n is 0 within bounds). */
 static char empty_post[MC_CL];
@@ -72,6 +79,8 @@ static int cma_allowed(const mc_shm_t *sh, mc_path_t m)
 {
     return sh->cma && (m == MC_PATH_AUTO || m == MC_PATH_CMA);
 }
+
+int mc_shm_cma_ok(const mc_shm_t *sh) { return cma_allowed(sh, mc_shm_path()); }
 
 /* The local pointer to rank's post, or NULL when it has none. */
 static void *resolve(mc_shm_t *sh, int rank, const mc_post_t *p)

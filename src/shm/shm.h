@@ -95,6 +95,8 @@ typedef struct mc_shm {
     uint32_t xlat[MC_XLAT_N]; /* last line-fetch latencies, ns (mc_shm_xlat_add) */
     uint64_t nxlat;          /* samples taken */
     int far;                 /* the last answer of mc_shm_far (its log reports changes) */
+    int far_all;             /* every rank voted MC_VOTE_FAR in the last posting round
+                              * (mc_shm_post_round): the same on every rank */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */
@@ -300,6 +302,9 @@ void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len);
  * MC_PATH_CMA, or MC_PATH_COPY (unreachable: the algorithm must stage through the region).
  * Honors MCOLL_SHM_PATH. */
 mc_path_t mc_peer_path(mc_shm_t *sh, int rank, int slot);
+/* CMA may carry copies between the ranks: the probe found it working and MCOLL_SHM_PATH
+ * allows it. */
+int mc_shm_cma_ok(const mc_shm_t *sh);
 /* Local pointer to rank's posted buffer (zero copy), or NULL. */
 void *mc_peer_ptr(mc_shm_t *sh, int rank, int slot);
 /* Copies between a peer's posted buffer (at offset off) and local memory, by the best path. */
@@ -319,11 +324,15 @@ int mc_shm_all_zero_copy(mc_shm_t *sh, int slot);
  * publishing. MC_VOTE_STAGE: the op should stage through the region rather than copy by CMA
  * (the algorithm knows which of its CMA copies lose to staging; zero copy is never refused). */
 void mc_shm_vote(mc_shm_t *sh, int slot, unsigned vote);
-/* Some rank's post `slot` carries vote: the same answer on every rank once the posts are
- * published (mc_shm_post_round). */
+/* Some rank's post `slot` carries vote (mc_shm_voted), or every rank's does
+ * (mc_shm_all_voted): the same answers on every rank once the posts are published
+ * (mc_shm_post_round). */
 int mc_shm_voted(mc_shm_t *sh, int slot, unsigned vote);
-/* The posting round of a direct op: raises STEP 1 and waits for every rank's, timing the
- * next rank's flag (a distance sample, latency.c: every direct op takes one). */
+int mc_shm_all_voted(mc_shm_t *sh, int slot, unsigned vote);
+/* The posting round of a direct op, after its mc_shm_post of slot 0: adds MC_VOTE_FAR to that
+ * post when this rank finds the node far, raises STEP 1 and waits for every rank's, timing
+ * the next rank's flag (a distance sample, latency.c: every direct op takes one); then
+ * sh->far_all tells whether every rank voted far. */
 void mc_shm_post_round(mc_shm_t *sh);
 /* A direct op on the posts `slot` may go ahead: every post is reachable and, unless every one
  * is zero copy, no poster voted to stage (MCOLL_SHM_PATH=cma overrides the votes). The same

@@ -359,6 +359,31 @@ static void far_allgather(int far, int it)
     mcoll_free(r);
 }
 
+/* bcast and allgather forced to shm_pipe, 64 KiB per rank, ordinary buffers: when every rank
+ * finds the node far (and CMA works) they run the direct protocol instead (its DAV), else the
+ * pipe. */
+static void far_pipes(int far, int cma)
+{
+    const mc_coll_t cs[] = {MC_BCAST, MC_ALLGATHER};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *name = mc_coll_name(cs[i]);
+        uint64_t bytes;
+        int ran;
+        mcoll_set_alg(name, "shm_pipe");
+        uint64_t got = measure(cs[i], 65536, "shm_pipe", &bytes, &ran);
+        mcoll_set_alg(name, "auto");
+        const mc_alg_t *model = mc_alg_find(cs[i], far && cma ? "shm_direct" : "shm_pipe");
+        mc_cost_in_t in = {.p = size, .m = (double)bytes, .ms = (double)bytes, .sockets = 1};
+        if (!ran || !model || (double)got != model->dav(&in)) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL far: %s shm_pipe of 64 KiB, %s node%s: ran %d, DAV %llu, expected %s's %.0f\n", name,
+                       far ? "far" : "near", cma ? "" : " without CMA", ran, (unsigned long long)got,
+                       model ? model->name : "?", model ? model->dav(&in) : -1.0);
+        }
+    }
+}
+
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
@@ -369,7 +394,7 @@ static void test_far(void)
      * that had to yield takes none) */
     mcoll_set_alg("allgather", "shm_direct");
     int far = 0, it = 0;
-    for (; it < 200 && !(far && limit > 0) && (limit > 0 || it < 8); it++) {
+    for (; it < 2000 && !(far && limit > 0) && (limit > 0 || it < 8); it++) {
         double x[128], y[128 * size];
         for (int i = 0; i < 128; i++) x[i] = val(it, rank, i);
         MPI_Allgather(x, 128, MPI_DOUBLE, y, 128, MPI_DOUBLE, MPI_COMM_WORLD);
@@ -446,6 +471,7 @@ static void test_far(void)
     mcoll_set_alg("reduce", "auto");
     mcoll_set_alg("reduce_scatter_block", "auto");
     far_allgather(far, it++);
+    far_pipes(far, cma);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 

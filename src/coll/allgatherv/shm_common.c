@@ -350,7 +350,6 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
     }
     mc_shm_post(sh, 0, buf, len);
     if (stage) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
-    if (mc_shm_far(sh)) mc_shm_vote(sh, 0, MC_VOTE_FAR);
     if (buf1) mc_shm_post(sh, 1, buf1, len1);
     mc_shm_post_round(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
@@ -393,7 +392,7 @@ static size_t line_part_start(size_t n, int p, int c) { return c >= p ? n : floo
  * 33 MiB) streaming takes 3.6-5.2 ms against 6.4-6.7 ms for glibc's memcpy at 64 MiB; on an
  * earlier machine (C = 109 MiB) glibc's memcpy (rep movsb) had been 15-25% faster than
  * mc_copy_nt at 64 MiB: MCOLL_SHM_CACHE above the working set keeps the copies temporal. */
-static int bcast_direct(mc_shm_t *sh, const mc_args_t *a)
+static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
 {
     int p = sh->p, root = a->root, rc = MPI_SUCCESS;
     size_t n = a->count;
@@ -404,7 +403,7 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a)
      * As allgather, CMA only while the copies stay in the cache: measured at 2 ranks with
      * malloc buffers (time against native MPI in the same run, 3 runs each), CMA 1.2-1.7x
      * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
-    if (!direct_open(sh, a->rbuf, n, NULL, nt)) return bcast_pipe(sh, a);
+    if (!direct_open(sh, a->rbuf, n, NULL, nt || (pipe_unless_far && !mc_shm_far(sh)))) return bcast_pipe(sh, a);
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
         for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
@@ -453,11 +452,11 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
     return direct_close(sh, 1, rc);
 }
 
-static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
+static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t mine = mc_blk_len(b, r), user = blk_extent(b, p) * (size_t)(p + 1);
-    int nt = direct_nt(sh, user);
+    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh));
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -471,7 +470,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * native), push 15-28 and 51-55 us (6-10x); Open MPI runs, whose native and pull find the
      * peer's unchanged block still cached from the previous call, pull 12-46 us at 256 KiB-
      * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB. */
-    if (!direct_open2(sh, a->sbuf, mine, NULL, nt, a->rbuf, blk_extent(b, p))) return allgatherv_pipe(sh, a, b);
+    if (!direct_open2(sh, a->sbuf, mine, NULL, stage, a->rbuf, blk_extent(b, p))) return allgatherv_pipe(sh, a, b);
     if ((nt || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
@@ -549,13 +548,35 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 }
 
 /* ================================================================ entry points */
+/* On a far node (latency.c) the pipes of bcast and allgather lose to CMA from MV_FAR_DIRECT
+ * bytes per rank: each slice crosses between the cores through lines the other core just
+ * read or wrote, and the far state makes every such line slow, streamed or not. Measured at
+ * 2 ranks, malloc buffers, 40 pairs of launches (`--alg shm_pipe,shm_direct`, with and
+ * without --dirty), same-run ratio over native Open MPI, pipe against direct (CMA), medians:
+ * slow state (flag exchange 0.36-0.49 us, 8-9 launches) bcast 8 KiB 0.87-1.02x against
+ * 1.05-1.07x, 16-128 KiB 0.22-0.56x against 1.13-1.33x, allgather 16-128 KiB 0.22-0.76x
+ * against 1.03-1.15x; intermediate state (0.12-0.27 us, 30 launches) bcast 16 KiB 1.41x
+ * against 1.19x, allgather 16 KiB 1.44-1.54x against 1.08x (the pipes keep these sizes when
+ * near). So a pipe op of that size (CMA available) starts with the posting round of the
+ * direct algorithm when the last round found every rank far, and every MV_FAR_RECHECK-th op
+ * otherwise (the distance changes while a program runs, and the round is how the ranks
+ * agree): every rank votes to stage unless it finds the node far, so the op runs direct only
+ * when all do, and the pipe otherwise. */
+#define MV_FAR_DIRECT ((size_t)16 << 10)
+#define MV_FAR_RECHECK 64
+static int far_direct(mc_shm_t *sh, size_t per_rank)
+{
+    return per_rank >= MV_FAR_DIRECT && mc_shm_cma_ok(sh) && (sh->far_all || (sh->op + 1) % MV_FAR_RECHECK == 0);
+}
+
 int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
 {
     mc_shm_t *sh;
     int rc;
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
-    return how == MC_MV_DIRECT ? bcast_direct(sh, a) : bcast_pipe(sh, a);
+    if (how == MC_MV_DIRECT) return bcast_direct(sh, a, 0);
+    return far_direct(sh, a->count) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
 }
 
 int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -566,7 +587,9 @@ int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     int uniform = a->coll == MC_ALLGATHER;
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
-    return how == MC_MV_DIRECT ? allgatherv_direct(sh, a, &b) : allgatherv_pipe(sh, a, &b);
+    if (how == MC_MV_DIRECT) return allgatherv_direct(sh, a, &b, 0);
+    return far_direct(sh, blk_extent(&b, sh->p) / (size_t)sh->p) ? allgatherv_direct(sh, a, &b, 1)
+                                                                  : allgatherv_pipe(sh, a, &b);
 }
 
 int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
