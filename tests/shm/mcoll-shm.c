@@ -359,26 +359,26 @@ static void far_allgather(int far, int it)
     mcoll_free(r);
 }
 
-/* bcast and allgather forced to shm_pipe, 64 KiB per rank, ordinary buffers: when every rank
+/* The data movers forced to shm_pipe, 64 KiB per rank, ordinary buffers: when every rank
  * finds the node far (and CMA works) they run the direct protocol instead (its DAV), else the
- * pipe. */
+ * pipe. gather's shm_direct then copies by CMA too (near, it stages). */
 static void far_pipes(int far, int cma)
 {
-    const mc_coll_t cs[] = {MC_BCAST, MC_ALLGATHER};
+    const mc_coll_t cs[] = {MC_BCAST, MC_ALLGATHER, MC_GATHER, MC_SCATTER, MC_ALLTOALL, MC_GATHER};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const char *name = mc_coll_name(cs[i]);
+        const char *name = mc_coll_name(cs[i]), *alg = i + 1 < sizeof cs / sizeof cs[0] ? "shm_pipe" : "shm_direct";
         uint64_t bytes;
         int ran;
-        mcoll_set_alg(name, "shm_pipe");
-        uint64_t got = measure(cs[i], 65536, "shm_pipe", &bytes, &ran);
+        mcoll_set_alg(name, alg);
+        uint64_t got = measure(cs[i], 65536, alg, &bytes, &ran);
         mcoll_set_alg(name, "auto");
         const mc_alg_t *model = mc_alg_find(cs[i], far && cma ? "shm_direct" : "shm_pipe");
         mc_cost_in_t in = {.p = size, .m = (double)bytes, .ms = (double)bytes, .sockets = 1};
         if (!ran || !model || (double)got != model->dav(&in)) {
             fails++;
             if (rank == 0)
-                printf("FAIL far: %s shm_pipe of 64 KiB, %s node%s: ran %d, DAV %llu, expected %s's %.0f\n", name,
-                       far ? "far" : "near", cma ? "" : " without CMA", ran, (unsigned long long)got,
+                printf("FAIL far: %s %s of 64 KiB, %s node%s: ran %d, DAV %llu, expected %s's %.0f\n", name,
+                       alg, far ? "far" : "near", cma ? "" : " without CMA", ran, (unsigned long long)got,
                        model ? model->name : "?", model ? model->dav(&in) : -1.0);
         }
     }

@@ -491,8 +491,12 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     /* Through CMA every block is a CMA write into the root's rbuf: measured at 2 ranks with
      * malloc buffers (time against native MPI in the same run, 3 runs each), staging 1.2-1.3x
      * against CMA's 1.1-1.2x at 64-256 KiB, 1.1-1.3x against 1.3-1.4x at 512 KiB-2 MiB,
-     * 1.4-2.5x against 1.0-1.4x at 4-16 MiB. */
-    if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, 1))
+     * 1.4-2.5x against 1.0-1.4x at 4-16 MiB. So a rank votes to stage, unless it finds the node
+     * far and the copies stay in the cache: there staging collapsed (8 launches, same-run
+     * ratio over native Open MPI, staged against CMA, medians: slow state 0.23-0.47x against
+     * 0.96-1.58x at 16 KiB-4 MiB; intermediate 0.90-2.00x against 1.07-1.44x). */
+    int stage = !mc_shm_far(sh) || direct_nt(sh, 2 * (size_t)p * a->count);
+    if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return gatherv_pipe(sh, a, b, hint);
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
@@ -505,14 +509,15 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
 }
 
 /* The root posts sbuf (and for scatterv its displacements); every rank reads its block. */
-static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
     int is_root = r == root, v = a->coll == MC_SCATTERV;  /* b->cnt is NULL off the root */
     const size_t *table = is_root && v ? b->dsp : NULL;
     /* CMA reads from the root's sbuf all at once, while the pipe serializes the blocks through
      * the root: measured at 2 ranks with malloc buffers, CMA is 1.2-1.4x faster at 256 KiB-16 MiB. */
-    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, 0))
+    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table,
+                     pipe_unless_far && !mc_shm_far(sh)))
         return scatterv_pipe(sh, a, b, hint);
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
@@ -526,15 +531,15 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
 /* Read-based: every rank posts sbuf (and for alltoallv its send displacements) and reads
  * its block from every peer, starting with r + 1. */
 static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, const mc_blk_t *rb,
-                            size_t hint)
+                            size_t hint, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
-    int nt = direct_nt(sh, user);
+    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh));
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
-    if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, nt))
+    if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage))
         return alltoallv_pipe(sh, a, sb, rb, hint);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
@@ -548,16 +553,20 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 }
 
 /* ================================================================ entry points */
-/* On a far node (latency.c) the pipes of bcast and allgather lose to CMA from MV_FAR_DIRECT
- * bytes per rank: each slice crosses between the cores through lines the other core just
- * read or wrote, and the far state makes every such line slow, streamed or not. Measured at
+/* On a far node (latency.c) the pipes lose to CMA from MV_FAR_DIRECT bytes per rank: each
+ * slice crosses between the cores through lines the other core just read or wrote, and the
+ * far state makes every such line slow, streamed or not. Measured at
  * 2 ranks, malloc buffers, 40 pairs of launches (`--alg shm_pipe,shm_direct`, with and
  * without --dirty), same-run ratio over native Open MPI, pipe against direct (CMA), medians:
  * slow state (flag exchange 0.36-0.49 us, 8-9 launches) bcast 8 KiB 0.87-1.02x against
  * 1.05-1.07x, 16-128 KiB 0.22-0.56x against 1.13-1.33x, allgather 16-128 KiB 0.22-0.76x
  * against 1.03-1.15x; intermediate state (0.12-0.27 us, 30 launches) bcast 16 KiB 1.41x
  * against 1.19x, allgather 16 KiB 1.44-1.54x against 1.08x (the pipes keep these sizes when
- * near). So a pipe op of that size (CMA available) starts with the posting round of the
+ * near). The same at 16-32 KiB for the others (8 launches, `--alg shm_direct` with
+ * MCOLL_SHM_PATH=copy against =cma; slow state): gather 0.34-0.47x against 1.07-1.08x,
+ * scatter 0.35-0.49x against 1.29x, alltoall 0.36-0.53x against 1.15-1.19x. So a pipe op of
+ * that size (CMA available; a size every rank knows: not gatherv, scatterv, alltoallv)
+ * starts with the posting round of the
  * direct algorithm when the last round found every rank far, and every MV_FAR_RECHECK-th op
  * otherwise (the distance changes while a program runs, and the round is how the ranks
  * agree): every rank votes to stage unless it finds the node far, so the op runs direct only
@@ -601,7 +610,8 @@ int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    return how == MC_MV_DIRECT ? gatherv_direct(sh, a, &b, hint) : gatherv_pipe(sh, a, &b, hint);
+    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count))) return gatherv_direct(sh, a, &b, hint);
+    return gatherv_pipe(sh, a, &b, hint);
 }
 
 int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -613,7 +623,8 @@ int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    return how == MC_MV_DIRECT ? scatterv_direct(sh, a, &b, hint) : scatterv_pipe(sh, a, &b, hint);
+    if (how == MC_MV_DIRECT) return scatterv_direct(sh, a, &b, hint, 0);
+    return uniform && far_direct(sh, a->count) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint);
 }
 
 int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -626,8 +637,9 @@ int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t rb = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    return how == MC_MV_DIRECT ? alltoallv_direct(sh, a, &sb, &rb, hint)
-                               : alltoallv_pipe(sh, a, &sb, &rb, hint);
+    if (how == MC_MV_DIRECT) return alltoallv_direct(sh, a, &sb, &rb, hint, 0);
+    return uniform && far_direct(sh, a->count) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
+                                               : alltoallv_pipe(sh, a, &sb, &rb, hint);
 }
 
 /* ================================================================ applicability */
