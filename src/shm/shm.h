@@ -352,12 +352,12 @@ void mc_shm_xlat_add(mc_shm_t *sh, uint32_t ns);
 void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target);
 /* This rank's estimate from its last MC_XLAT_N samples, ns (0: none yet). */
 uint32_t mc_shm_xlat(const mc_shm_t *sh);
-/* mc_shm_wait (kind, rank, step) that also samples, as mc_shm_wait_probe. */
-void mc_shm_wait_sample(mc_shm_t *sh, int kind, int rank, uint32_t step);
 /* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never). Data
  * handed to another core then goes through memory: writes of at least MC_FAR_NT_MIN bytes
- * into the region stream (the movement-avoiding slices, the symmetric exchange), and a zero-copy allgather pushes its blocks with streaming stores when any rank
- * votes far (MC_VOTE_FAR) instead of pulling them from their owners' caches. */
+ * into the region stream (the movement-avoiding slices, the symmetric exchange); a zero-copy
+ * allgather pushes its blocks with streaming stores when any rank votes far (MC_VOTE_FAR);
+ * the data movers' pipes run their direct algorithm (CMA) when every rank does
+ * (sh->far_all; allgatherv/shm_common.c). */
 int mc_shm_far(mc_shm_t *sh);
 #define MC_FAR_NT_MIN 1024
 

@@ -52,16 +52,11 @@ void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target)
     mc_wait_flag(f, target);
 }
 
-void mc_shm_wait_sample(mc_shm_t *sh, int kind, int rank, uint32_t step)
-{
-    mc_shm_wait_probe(sh, &mc_flag(sh, kind, rank)->v, mc_seq(sh->op, step));
-}
-
 void mc_shm_post_round(mc_shm_t *sh)
 {
     if (mc_shm_far(sh)) mc_shm_vote(sh, 0, MC_VOTE_FAR);
     mc_shm_set(sh, MC_F_STEP, 1);
-    mc_shm_wait_sample(sh, MC_F_STEP, (sh->r + 1) % sh->p, 1);
+    mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (sh->r + 1) % sh->p)->v, mc_seq(sh->op, 1));
     mc_shm_wait_all(sh, MC_F_STEP, 1);
     sh->far_all = mc_shm_all_voted(sh, 0, MC_VOTE_FAR);
 }

@@ -555,9 +555,9 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 /* ================================================================ entry points */
 /* On a far node (latency.c) the pipes lose to CMA from MV_FAR_DIRECT bytes per rank: each
  * slice crosses between the cores through lines the other core just read or wrote, and the
- * far state makes every such line slow, streamed or not. Measured at
- * 2 ranks, malloc buffers, 40 pairs of launches (`--alg shm_pipe,shm_direct`, with and
- * without --dirty), same-run ratio over native Open MPI, pipe against direct (CMA), medians:
+ * far state makes every such line slow, streamed or not. Measured at 2 ranks, malloc
+ * buffers, 40 pairs of launches (`--alg shm_pipe,shm_direct`, with and without --dirty),
+ * same-run ratio over native Open MPI, pipe against direct (CMA), medians:
  * slow state (flag exchange 0.36-0.49 us, 8-9 launches) bcast 8 KiB 0.87-1.02x against
  * 1.05-1.07x, 16-128 KiB 0.22-0.56x against 1.13-1.33x, allgather 16-128 KiB 0.22-0.76x
  * against 1.03-1.15x; intermediate state (0.12-0.27 us, 30 launches) bcast 16 KiB 1.41x
@@ -566,11 +566,10 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
  * MCOLL_SHM_PATH=copy against =cma; slow state): gather 0.34-0.47x against 1.07-1.08x,
  * scatter 0.35-0.49x against 1.29x, alltoall 0.36-0.53x against 1.15-1.19x. So a pipe op of
  * that size (CMA available; a size every rank knows: not gatherv, scatterv, alltoallv)
- * starts with the posting round of the
- * direct algorithm when the last round found every rank far, and every MV_FAR_RECHECK-th op
- * otherwise (the distance changes while a program runs, and the round is how the ranks
- * agree): every rank votes to stage unless it finds the node far, so the op runs direct only
- * when all do, and the pipe otherwise. */
+ * starts with the posting round of the direct algorithm when the last round found every
+ * rank far, and every MV_FAR_RECHECK-th op otherwise (the distance changes while a program
+ * runs, and the round is how the ranks agree): every rank votes to stage unless it finds the
+ * node far, so the op runs direct only when all do, and the pipe otherwise. */
 #define MV_FAR_DIRECT ((size_t)16 << 10)
 #define MV_FAR_RECHECK 64
 static int far_direct(mc_shm_t *sh, size_t per_rank)
