@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char *const vnames[V_NPAT] = {"uniform", "irregular", "single"};
-static const char *const dnames[D_NPAT] = {"packed", "reversed+gaps"};
+static const char *const dnames[D_NPAT] = {"packed", "reversed+gaps", "rotated by rank"};
 const char *vpat_name(int v) { return vnames[v]; }
 const char *dpat_name(int d) { return dnames[d]; }
 
@@ -47,13 +47,13 @@ size_t pair_units(int vpat, size_t base, int i, int j, size_t mult, int symmetri
     return round_up(u, mult);
 }
 
-size_t vdispls(int dpat, const size_t *elems, int p, size_t *displs)
+size_t vdispls(int dpat, const size_t *elems, int p, int me, size_t *displs)
 {
     size_t at = dpat == D_REVGAP ? 1 : 0;
     for (int k = 0; k < p; k++) {
-        int i = dpat == D_REVGAP ? p - 1 - k : k;
+        int i = dpat == D_REVGAP ? p - 1 - k : dpat == D_ROTATED ? (k + me) % p : k;
         displs[i] = at;
-        at += elems[i] + (dpat == D_REVGAP ? 2 : 0);
+        at += elems[i] + (dpat == D_REVGAP ? 2 : dpat == D_ROTATED ? (size_t)me % 3 : 0);
     }
     return at;
 }

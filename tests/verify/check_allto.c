@@ -23,7 +23,7 @@ static void ablocks(ablocks_t *a, const tcomm_t *c, const bcase_t *b, int isv)
         a->elems[i] = a->units[i] / (size_t)lr->k;
         a->displs[i] = (size_t)i * a->elems[i];
     }
-    a->span = isv ? vdispls(b->dpat, a->elems, c->size, a->displs) : p * a->elems[0];
+    a->span = isv ? vdispls(b->dpat, a->elems, c->size, c->rank, a->displs) : p * a->elems[0];
 }
 
 static void ablocks_free(ablocks_t *a)
@@ -103,7 +103,7 @@ static void side(side_t *s, const tcomm_t *c, const bcase_t *b, int isv, int sen
         s->elems[j] = u / (size_t)l->k;
         s->displs[j] = (size_t)j * s->elems[j];
     }
-    s->span = isv ? vdispls(dpat, s->elems, c->size, s->displs) : p * s->elems[0];
+    s->span = isv ? vdispls(dpat, s->elems, c->size, c->rank, s->displs) : p * s->elems[0];
 }
 
 static void side_free(side_t *s)

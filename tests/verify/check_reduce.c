@@ -181,7 +181,7 @@ static void run_rs_any(const tcomm_t *c, const rcase_t *r, int isv)
     int me = c->rank, p = c->size;
     size_t *cnt = xmalloc(sizeof(size_t) * (size_t)p), *dsp = xmalloc(sizeof(size_t) * (size_t)p);
     for (int i = 0; i < p; i++) cnt[i] = isv ? vunits(r->vpat, r->n, i, p, 1) : r->n;
-    size_t total = vdispls(D_PACKED, cnt, p, dsp);
+    size_t total = vdispls(D_PACKED, cnt, p, 0, dsp);
     void *sb = rgen(r, me, total, 0), *rb = ralloc(r, r->inplace ? total : cnt[me]);
     if (r->inplace) memcpy(rb, sb, total * vt_size(r->k));
     uint64_t sh = rhash(r, sb, total);

@@ -52,7 +52,7 @@ static void vspec(vspec_t *v, const tcomm_t *c, const bcase_t *b, int isv, layou
         v->elems[i] = v->units[i] / (size_t)lr->k;
     }
     if (isv) {
-        v->span = vdispls(b->dpat, v->elems, c->size, v->displs);
+        v->span = vdispls(b->dpat, v->elems, c->size, c->rank, v->displs);
     } else {
         for (int i = 0; i < c->size; i++) v->displs[i] = (size_t)i * v->elems[0];
         v->span = (size_t)c->size * v->elems[0];

@@ -31,7 +31,9 @@ void check_topology(const tcomm_t *comms, int ncomms, int vnode_size);
 /* Count patterns of the v-collectives (per rank, or per pair for alltoallv). */
 enum { V_UNIFORM, V_IRREGULAR, V_SINGLE, V_NPAT };
 /* Displacement patterns: packed in rank order, or reversed rank order with gaps. */
-enum { D_PACKED, D_REVGAP, D_NPAT };
+/* displacements: packed in rank order, reversed with gaps, or rotated by the calling rank (each
+ * rank lays out its own buffer differently, as MPI allows) */
+enum { D_PACKED, D_REVGAP, D_ROTATED, D_NPAT };
 
 typedef struct {
     size_t units;               /* payload units per block (base of the v patterns) */
@@ -51,7 +53,7 @@ void byte_plan(const tcomm_t *comms, int ncomms, bcase_fn run, unsigned flags, s
 size_t vunits(int vpat, size_t base, int i, int p, size_t mult);
 size_t pair_units(int vpat, size_t base, int i, int j, size_t mult, int symmetric);
 /* Element displacements of blocks with elems[] elements each; returns the span in elements. */
-size_t vdispls(int dpat, const size_t *elems, int p, size_t *displs);
+size_t vdispls(int dpat, const size_t *elems, int p, int me, size_t *displs);
 /* int copies of size_t arrays for the MPI interface. */
 int *to_int(const size_t *v, int n);
 size_t lcm_k(layout_id_t a, layout_id_t b, layout_id_t c);

@@ -428,23 +428,30 @@ static size_t blk_extent(const mc_blk_t *b, int p)
     return e;
 }
 
+static size_t blk_total(const mc_blk_t *b, int p)
+{
+    size_t t = 0;
+    for (int i = 0; i < p; i++) t += mc_blk_len(b, i);
+    return t;
+}
+
 
 /* Push: this rank's block goes to every rank's rbuf (its own first), sub-block by sub-block so
  * the source is read from memory once and the other copies find it in cache; streaming
- * stores. Ranks without a local pointer get their copy by CMA. */
+ * stores. Ranks without a local pointer get their copy by CMA. Where the block goes in rank
+ * k's rbuf is k's displacement (allgatherv: each rank has its own, posted as its table). */
 #define MV_PUSH_BLOCK ((size_t)64 << 10)
 static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
-    size_t mine = mc_blk_len(b, r), at = mc_blk_off(b, r);
+    size_t mine = mc_blk_len(b, r);
     for (size_t o = 0; o < mine && rc == MPI_SUCCESS; o += MV_PUSH_BLOCK) {
         size_t len = min_sz(MV_PUSH_BLOCK, mine - o);
         const char *src = (const char *)a->sbuf + o;
         for (int j = 0; j < p && rc == MPI_SUCCESS; j++) {
             int k = (r + j) % p;
-            char *dst = mc_peer_ptr(sh, k, 1);
-            if (dst) mc_copy_nt(dst + at + o, src, len);   /* own block in place: nothing */
-            else rc = mc_peer_write(sh, k, 1, at + o, src, len);
+            size_t at = b->cnt ? peer_table(sh, k, r) : mc_blk_off(b, r);
+            rc = mc_peer_write_nt(sh, k, 1, at + o, src, len, 1);   /* own block in place: nothing */
         }
     }
     mc_shm_set(sh, MC_F_STEP, 2);
@@ -455,7 +462,8 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
 static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
-    size_t mine = mc_blk_len(b, r), user = blk_extent(b, p) * (size_t)(p + 1);
+    /* from the counts, which every rank has alike (displacements may differ between ranks) */
+    size_t mine = mc_blk_len(b, r), user = blk_total(b, p) * (size_t)(p + 1);
     int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh));
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
@@ -470,7 +478,8 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * native), push 15-28 and 51-55 us (6-10x); Open MPI runs, whose native and pull find the
      * peer's unchanged block still cached from the previous call, pull 12-46 us at 256 KiB-
      * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB. */
-    if (!direct_open2(sh, a->sbuf, mine, NULL, stage, a->rbuf, blk_extent(b, p))) return allgatherv_pipe(sh, a, b);
+    if (!direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p)))
+        return allgatherv_pipe(sh, a, b);
     if ((nt || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
@@ -596,8 +605,8 @@ int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     if (how == MC_MV_DIRECT) return allgatherv_direct(sh, a, &b, 0);
-    return far_direct(sh, blk_extent(&b, sh->p) / (size_t)sh->p) ? allgatherv_direct(sh, a, &b, 1)
-                                                                  : allgatherv_pipe(sh, a, &b);
+    return far_direct(sh, blk_total(&b, sh->p) / (size_t)sh->p) ? allgatherv_direct(sh, a, &b, 1)
+                                                                 : allgatherv_pipe(sh, a, &b);
 }
 
 int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
