@@ -97,6 +97,8 @@ typedef struct mc_shm {
     int far;                 /* the last answer of mc_shm_far (its log reports changes) */
     int far_all;             /* every rank voted MC_VOTE_FAR in the last posting round
                               * (mc_shm_post_round): the same on every rank */
+    uint64_t far_calls;      /* pipe calls that could have gone direct while not far_all
+                              * (the same on every rank; allgatherv/shm_common.c) */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */

@@ -384,6 +384,48 @@ static void far_pipes(int far, int cma)
     }
 }
 
+/* A program that only runs pipes notices a far node too: every 64th bcast that could go
+ * direct starts with the posting round (a distance sample, the votes), and once every rank
+ * votes far the calls run direct (their DAV). On a fresh communicator: its own region, no
+ * samples yet. Near, the calls stay pipes. */
+static void far_recheck(int far, int cma, int it)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    mcoll_set_alg("bcast", "shm_pipe");
+    int n = 8192, calls = 0, direct = 0, limit = far && cma ? 64 * 400 : 300;
+    double *buf = malloc((size_t)n * sizeof(double));
+    if (!buf) abort();
+    const mc_alg_t *d = mc_alg_find(MC_BCAST, "shm_direct");
+    mc_cost_in_t in = {.p = size, .m = (double)n * sizeof(double), .ms = (double)n * sizeof(double), .sockets = 1};
+    for (; calls < limit && !direct; calls++, it++) {
+        for (int i = 0; i < n; i++) buf[i] = rank == 0 ? val(it, 0, i) : -1;
+        mcoll_stats_t s0, s1;
+        mcoll_stats_get("bcast", &s0);
+        MPI_Bcast(buf, n, MPI_DOUBLE, 0, c);
+        mcoll_stats_get("bcast", &s1);
+        for (int i = 0; i < n; i++)
+            if (buf[i] != val(it, 0, i)) {
+                check("bcast", it, i, buf[i], val(it, 0, i));
+                break;
+            }
+        uint64_t mine = s1.dav - s0.dav, sum = 0;
+        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, c);
+        direct = (double)sum == d->dav(&in);
+    }
+    mcoll_set_alg("bcast", "auto");
+    if (direct != (far && cma)) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL far: pipe-only bcasts of 64 KiB on a fresh communicator, %s node%s: %s after %d calls\n",
+                   far ? "far" : "near", cma ? "" : " without CMA", direct ? "went direct" : "stayed pipes", calls);
+    } else if (rank == 0) {
+        printf("far: pipe-only bcasts on a fresh communicator: %s after %d calls\n", direct ? "direct" : "pipes", calls);
+    }
+    free(buf);
+    MPI_Comm_free(&c);
+}
+
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
@@ -472,6 +514,7 @@ static void test_far(void)
     mcoll_set_alg("reduce_scatter_block", "auto");
     far_allgather(far, it++);
     far_pipes(far, cma);
+    far_recheck(far, cma, it);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 

@@ -576,14 +576,17 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
  * scatter 0.35-0.49x against 1.29x, alltoall 0.36-0.53x against 1.15-1.19x. So a pipe op of
  * that size (CMA available; a size every rank knows: not gatherv, scatterv, alltoallv)
  * starts with the posting round of the direct algorithm when the last round found every
- * rank far, and every MV_FAR_RECHECK-th op otherwise (the distance changes while a program
- * runs, and the round is how the ranks agree): every rank votes to stage unless it finds the
- * node far, so the op runs direct only when all do, and the pipe otherwise. */
+ * rank far, and every MV_FAR_RECHECK-th such call otherwise (the distance changes while a
+ * program runs, and the round is how the ranks agree; counted per region, not by op number,
+ * so that calls interleaved with other ops still come round): every rank votes to stage
+ * unless it finds the node far, so the op runs direct only when all do, and the pipe
+ * otherwise. */
 #define MV_FAR_DIRECT ((size_t)16 << 10)
 #define MV_FAR_RECHECK 64
 static int far_direct(mc_shm_t *sh, size_t per_rank)
 {
-    return per_rank >= MV_FAR_DIRECT && mc_shm_cma_ok(sh) && (sh->far_all || (sh->op + 1) % MV_FAR_RECHECK == 0);
+    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh)) return 0;
+    return sh->far_all || ++sh->far_calls % MV_FAR_RECHECK == 0;
 }
 
 int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
