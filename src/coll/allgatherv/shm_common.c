@@ -435,7 +435,6 @@ static size_t blk_total(const mc_blk_t *b, int p)
     return t;
 }
 
-
 /* Push: this rank's block goes to every rank's rbuf (its own first), sub-block by sub-block so
  * the source is read from memory once and the other copies find it in cache; streaming
  * stores. Ranks without a local pointer get their copy by CMA. Where the block goes in rank
