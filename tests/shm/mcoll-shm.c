@@ -121,18 +121,20 @@ static int moves_data(mc_coll_t c)
 /* The model a call of alg must count. Without the shared heap, the direct algorithms of data
  * movement copy by CMA (counted like plain copies: their own model) or stage through the
  * region, where one poster voted so, and then count their pipe's model: without CMA always;
- * gather(v) always (its CMA copies would be writes); bcast, allgather(v) and alltoall(v) when
- * the copies stream (every buffer of the call above the cache capacity); scatter(v) never. */
+ * gather(v) from 1 MiB blocks (near: its CMA copies would be writes); bcast, allgather(v),
+ * alltoall(v) and gather(v) when the copies stream (every buffer of the call above the cache
+ * capacity); scatter(v) never. */
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
 {
     if (heap || !is_direct(alg)) return alg;
     mc_ctx_t *ctx;
     int cma = mc_ctx_get(MPI_COMM_WORLD, &ctx) == MPI_SUCCESS && ctx->shm && ctx->shm->cma;
     double p = size, user = 0;
-    int stage = !cma || c == MC_GATHER || c == MC_GATHERV;
+    int stage = !cma || ((c == MC_GATHER || c == MC_GATHERV) && n >= ((size_t)1 << 20));
     if (c == MC_BCAST) user = (double)n * p;
     if (c == MC_ALLGATHER || c == MC_ALLGATHERV) user = (double)n * p * (p + 1);
     if (c == MC_ALLTOALL || c == MC_ALLTOALLV) user = 2.0 * (double)n * p * p;
+    if (c == MC_GATHER || c == MC_GATHERV) user = 2.0 * (double)n * p;
     stage = stage || user > (double)mc_cache_capacity(size);
     return stage ? mc_alg_find(c, "shm_pipe") : alg;
 }
@@ -361,24 +363,28 @@ static void far_allgather(int far, int it)
 
 /* The data movers forced to shm_pipe, 64 KiB per rank, ordinary buffers: when every rank
  * finds the node far (and CMA works) they run the direct protocol instead (its DAV), else the
- * pipe. gather's shm_direct then copies by CMA too (near, it stages). */
+ * pipe. gather's shm_direct with 1 MiB blocks (near, it stages from there) copies by CMA too
+ * when far, unless its copies would stream. */
 static void far_pipes(int far, int cma)
 {
-    const mc_coll_t cs[] = {MC_BCAST, MC_ALLGATHER, MC_GATHER, MC_SCATTER, MC_ALLTOALL, MC_GATHER};
+    const struct { mc_coll_t c; const char *alg; size_t n; } cs[] = {
+        {MC_BCAST, "shm_pipe", 65536},   {MC_ALLGATHER, "shm_pipe", 65536}, {MC_GATHER, "shm_pipe", 65536},
+        {MC_SCATTER, "shm_pipe", 65536}, {MC_ALLTOALL, "shm_pipe", 65536},  {MC_GATHER, "shm_direct", 1 << 20}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const char *name = mc_coll_name(cs[i]), *alg = i + 1 < sizeof cs / sizeof cs[0] ? "shm_pipe" : "shm_direct";
+        const char *name = mc_coll_name(cs[i].c), *alg = cs[i].alg;
         uint64_t bytes;
         int ran;
         mcoll_set_alg(name, alg);
-        uint64_t got = measure(cs[i], 65536, alg, &bytes, &ran);
+        uint64_t got = measure(cs[i].c, cs[i].n, alg, &bytes, &ran);
         mcoll_set_alg(name, "auto");
-        const mc_alg_t *model = mc_alg_find(cs[i], far && cma ? "shm_direct" : "shm_pipe");
+        int streams = 2.0 * (double)cs[i].n * size > (double)mc_cache_capacity(size);
+        const mc_alg_t *model = mc_alg_find(cs[i].c, far && cma && !streams ? "shm_direct" : "shm_pipe");
         mc_cost_in_t in = {.p = size, .m = (double)bytes, .ms = (double)bytes, .sockets = 1};
         if (!ran || !model || (double)got != model->dav(&in)) {
             fails++;
             if (rank == 0)
-                printf("FAIL far: %s %s of 64 KiB, %s node%s: ran %d, DAV %llu, expected %s's %.0f\n", name,
-                       alg, far ? "far" : "near", cma ? "" : " without CMA", ran, (unsigned long long)got,
+                printf("FAIL far: %s %s of %zu KiB, %s node%s: ran %d, DAV %llu, expected %s's %.0f\n", name,
+                       alg, cs[i].n >> 10, far ? "far" : "near", cma ? "" : " without CMA", ran, (unsigned long long)got,
                        model ? model->name : "?", model ? model->dav(&in) : -1.0);
         }
     }

@@ -491,6 +491,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
 
 /* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
  * it. b is significant at the root only. */
+#define MV_GATHER_STAGE ((size_t)1 << 20) /* near, ordinary buffers: stage blocks from this size */
 static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
 {
     int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
@@ -499,11 +500,14 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     /* Through CMA every block is a CMA write into the root's rbuf: measured at 2 ranks with
      * malloc buffers (time against native MPI in the same run, 3 runs each), staging 1.2-1.3x
      * against CMA's 1.1-1.2x at 64-256 KiB, 1.1-1.3x against 1.3-1.4x at 512 KiB-2 MiB,
-     * 1.4-2.5x against 1.0-1.4x at 4-16 MiB. So a rank votes to stage, unless it finds the node
-     * far and the copies stay in the cache: there staging collapsed (8 launches, same-run
-     * ratio over native Open MPI, staged against CMA, medians: slow state 0.23-0.47x against
-     * 0.96-1.58x at 16 KiB-4 MiB; intermediate 0.90-2.00x against 1.07-1.44x). */
-    int stage = !mc_shm_far(sh) || direct_nt(sh, 2 * (size_t)p * a->count);
+     * 1.4-2.5x against 1.0-1.4x at 4-16 MiB (an earlier VM). On this one (AMD EPYC, launches
+     * alternating staged / `MCOLL_SHM_PATH=cma`, same-run ratio over native Open MPI, medians)
+     * the intermediate state, the common one in MPI runs, has staging at 0.90-1.06x against
+     * CMA's 1.07-1.31x at 64-512 KiB (with --dirty 0.94-1.27x against 1.24-1.38x) and
+     * 1.75-2.00x against 1.29-1.44x at 1-4 MiB; the slow state (far) 0.23-0.47x against
+     * 0.96-1.58x at 16 KiB-4 MiB. So a rank votes to stage from MV_GATHER_STAGE unless it
+     * finds the node far, and always when the copies would stream. */
+    int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE);
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return gatherv_pipe(sh, a, b, hint);
     if (!is_root) {
@@ -749,11 +753,12 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + xcopy(h, in, 1, in->m * (in->p > 2 ? in->p / 2.0 : 1.0));
 }
-/* gather: as scatter on the zero-copy path; buffers outside the heap: the posting round, then
- * the pipe (gatherv_direct votes to stage rather than write by CMA) */
+/* gather: as scatter on the zero-copy path and with CMA below MV_GATHER_STAGE; from it, or
+ * beyond the caches, buffers outside the heap cost the posting round, then the pipe
+ * (gatherv_direct votes to stage rather than write by CMA) */
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (in->xmap > 0 && (in->far || in->m >= (double)MV_GATHER_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
