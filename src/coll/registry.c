@@ -28,12 +28,12 @@
     X(allgather, shm_pipe) X(allgather, shm_direct) X(allgather, mo_bruck) X(allgather, mo_ring)
 #define ALLGATHERV(X) X(allgatherv, ring) X(allgatherv, recursive_doubling) X(allgatherv, shm_pipe) X(allgatherv, shm_direct)
 #define GATHER(X) X(gather, linear) X(gather, binomial) X(gather, shm_pipe) X(gather, shm_direct) X(gather, hier)
-#define GATHERV(X) X(gatherv, linear) X(gatherv, shm_pipe) X(gatherv, shm_direct)
+#define GATHERV(X) X(gatherv, linear) X(gatherv, shm_pipe) X(gatherv, shm_direct) X(gatherv, shm_hybrid)
 #define SCATTER(X) X(scatter, linear) X(scatter, binomial) X(scatter, shm_pipe) X(scatter, shm_direct) \
     X(scatter, mo)
-#define SCATTERV(X) X(scatterv, linear) X(scatterv, shm_pipe) X(scatterv, shm_direct)
+#define SCATTERV(X) X(scatterv, linear) X(scatterv, shm_pipe) X(scatterv, shm_direct) X(scatterv, shm_hybrid)
 #define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck) X(alltoall, shm_pipe) X(alltoall, shm_direct)
-#define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise) X(alltoallv, shm_pipe) X(alltoallv, shm_direct)
+#define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise) X(alltoallv, shm_pipe) X(alltoallv, shm_direct) X(alltoallv, shm_hybrid)
 #define SCAN(X) X(scan, linear) X(scan, recursive_doubling) X(scan, shm)
 #define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling) X(exscan, shm)
 

@@ -89,7 +89,9 @@ static const mc_rule_t rules[] = {
     {MC_GATHER, 8 * KiB, 0, "binomial", 0, 0},
     {MC_GATHER, ANY, 0, "linear", 0, 0},
     /* gatherv, scatterv, alltoallv: a->bytes differs between ranks (only the root, or only
-     * the sender, knows the sizes), so their rows must not depend on it */
+     * the sender, knows the sizes), so their rows must not depend on it: shm_hybrid picks
+     * pipe or direct per block */
+    {MC_GATHERV, ANY, 0, "shm_hybrid", 0, 0},
     {MC_GATHERV, ANY, 0, "shm_direct", 0, 0},
     {MC_GATHERV, ANY, 0, "linear", 0, 0},
     {MC_SCATTER, 64 * KiB, 0, "shm_pipe", 0, 0},
@@ -97,6 +99,7 @@ static const mc_rule_t rules[] = {
     {MC_SCATTER, 256, 0, "mo", 0, 0},   /* mcoll-sim, 128 x 18: 2.2x binomial at 16 B, 0.96x at 512 B */
     {MC_SCATTER, 8 * KiB, 0, "binomial", 0, 0},
     {MC_SCATTER, ANY, 0, "linear", 0, 0},
+    {MC_SCATTERV, ANY, 0, "shm_hybrid", 0, 0},
     {MC_SCATTERV, ANY, 0, "shm_direct", 0, 0},
     {MC_SCATTERV, ANY, 0, "linear", 0, 0},
     {MC_ALLTOALL, 32 * KiB, 0, "shm_pipe", 0, 0},
@@ -104,6 +107,7 @@ static const mc_rule_t rules[] = {
     {MC_ALLTOALL, 256, 0, "bruck", 0, 0},
     {MC_ALLTOALL, 64 * KiB, 0, "linear", 0, 0},
     {MC_ALLTOALL, ANY, 0, "pairwise", 0, 0},
+    {MC_ALLTOALLV, ANY, 0, "shm_hybrid", 0, 0},
     {MC_ALLTOALLV, ANY, 0, "shm_direct", 0, 0},
     {MC_ALLTOALLV, ANY, 0, "linear", 0, 0},
     {MC_SCAN, ANY, 0, "shm", 0, 0},

@@ -124,12 +124,21 @@ static int moves_data(mc_coll_t c)
  * gather(v) from 1 MiB blocks (near: its CMA copies would be writes); bcast, allgather(v),
  * alltoall(v) and gather(v) when the copies stream (every buffer of the call above the cache
  * capacity); scatter(v) never. */
+static int is_hybrid(const mc_alg_t *alg) { return !strcmp(alg->name, "shm_hybrid"); }
+
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
 {
-    if (heap || !is_direct(alg)) return alg;
+    if ((heap && !is_hybrid(alg)) || (!is_direct(alg) && !is_hybrid(alg))) return alg;
     mc_ctx_t *ctx;
     int cma = mc_ctx_get(MPI_COMM_WORLD, &ctx) == MPI_SUCCESS && ctx->shm && ctx->shm->cma;
     double p = size, user = 0;
+    /* shm_hybrid: its own model (pipe or direct by the block's size) while CMA works and the
+     * call stays within the cache (gatherv, alltoallv), whatever the buffers; else the pipe's */
+    if (is_hybrid(alg)) {
+        if (c == MC_ALLTOALLV) user = 2.0 * (double)n * p * p;
+        if (c == MC_GATHERV) user = 2.0 * (double)n * p;
+        return cma && user <= (double)mc_cache_capacity(size) ? alg : mc_alg_find(c, "shm_pipe");
+    }
     int stage = !cma || ((c == MC_GATHER || c == MC_GATHERV) && n >= ((size_t)1 << 20));
     if (c == MC_BCAST) user = (double)n * p;
     if (c == MC_ALLGATHER || c == MC_ALLGATHERV) user = (double)n * p * (p + 1);

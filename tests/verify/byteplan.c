@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const vnames[V_NPAT] = {"uniform", "irregular", "single"};
+static const char *const vnames[V_NPAT] = {"uniform", "irregular", "single", "mixed"};
 static const char *const dnames[D_NPAT] = {"packed", "reversed+gaps", "rotated by rank"};
 const char *vpat_name(int v) { return vnames[v]; }
 const char *dpat_name(int d) { return dnames[d]; }
@@ -35,6 +35,7 @@ size_t vunits(int vpat, size_t base, int i, int p, size_t mult)
     size_t u = base;
     if (vpat == V_IRREGULAR) u = i % 3 == 1 ? 0 : base + (size_t)((i * 5) % 7);
     else if (vpat == V_SINGLE) u = i == p - 1 ? base : 0;
+    else if (vpat == V_MIXED) u = i % 2 ? base : base + V_BIG;
     return round_up(u, mult);
 }
 
@@ -44,6 +45,7 @@ size_t pair_units(int vpat, size_t base, int i, int j, size_t mult, int symmetri
     size_t u = base;
     if (vpat == V_IRREGULAR) u = (i + 2 * j) % 3 == 1 ? 0 : base + (size_t)((i * 5 + j * 3) % 7);
     else if (vpat == V_SINGLE) u = (i + j) % 4 == 1 ? base : 0;
+    else if (vpat == V_MIXED) u = (i + 2 * j) % 3 ? base : base + V_BIG;
     return round_up(u, mult);
 }
 

@@ -28,8 +28,10 @@ void check_exscan(const tcomm_t *comms, int ncomms);
 void check_topology(const tcomm_t *comms, int ncomms, int vnode_size);
 
 /* ---------------------------------------------------------------- byte collectives */
-/* Count patterns of the v-collectives (per rank, or per pair for alltoallv). */
-enum { V_UNIFORM, V_IRREGULAR, V_SINGLE, V_NPAT };
+/* Count patterns of the v-collectives (per rank, or per pair for alltoallv). V_MIXED: every
+ * other block V_BIG units larger (some blocks above the shm_hybrid switch, some below). */
+enum { V_UNIFORM, V_IRREGULAR, V_SINGLE, V_MIXED, V_NPAT };
+#define V_BIG 17000
 /* Displacement patterns: packed in rank order, or reversed rank order with gaps. */
 /* displacements: packed in rank order, reversed with gaps, or rotated by the calling rank (each
  * rank lays out its own buffer differently, as MPI allows) */

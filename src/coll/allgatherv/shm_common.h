@@ -32,10 +32,11 @@ static inline size_t mc_blk_off(const mc_blk_t *b, int i)
     return b->cnt ? b->dsp[i] : (size_t)i * b->count;
 }
 
-enum { MC_MV_PIPE, MC_MV_DIRECT };
+enum { MC_MV_PIPE, MC_MV_DIRECT, MC_MV_HYBRID };   /* hybrid: gatherv, scatterv, alltoallv */
 
-/* Entry points: `how` is MC_MV_PIPE or MC_MV_DIRECT. allgatherv also runs allgather,
- * gatherv gather, and so on (the uniform case is recognized from a->coll). */
+/* Entry points: `how` is MC_MV_PIPE, MC_MV_DIRECT or (gatherv, scatterv, alltoallv)
+ * MC_MV_HYBRID. allgatherv also runs allgather, gatherv gather, and so on (the uniform case
+ * is recognized from a->coll). */
 int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how);
 int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how);
 int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how);
@@ -60,6 +61,11 @@ double mc_mv_dav_alltoall_pipe(const mc_cost_in_t *in);
 double mc_mv_dav_alltoall_direct(const mc_cost_in_t *in);
 double mc_mv_dav_alltoallv_pipe(const mc_cost_in_t *in);
 double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in);
+/* hybrid, equal blocks of m (alltoallv: m / p) near and within the caches: direct from
+ * 64 KiB (gather below 256 KiB), the pipe below */
+double mc_mv_dav_gather_hybrid(const mc_cost_in_t *in);
+double mc_mv_dav_scatter_hybrid(const mc_cost_in_t *in);
+double mc_mv_dav_alltoallv_hybrid(const mc_cost_in_t *in);
 
 /* Hockney costs: alpha per flag round trip, beta per byte a rank copies (copies of
  * different ranks overlap). */
@@ -72,4 +78,7 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in); 
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* gather(v) */
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_gather_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_scatter_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_alltoallv_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);   /* m: bytes sent */
 #endif
