@@ -845,7 +845,9 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
  * modelled. So bcast's copy-out counts MV_BCAST_XCORE times within the caches (beyond them
  * the slices stream through memory at t_copy); the pipe then stops at 32 KiB
  * (2 ranks), where it measured 1.03-1.09x native against direct's 1.28-1.33x (0.82-0.85x
- * against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against 1.17-1.20x). */
+ * against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against 1.17-1.20x). The factor is this
+ * VM's (its two cores share no cache in practice, whatever hwloc says); where cores share
+ * the LLC the copy-out is cheaper. */
 #define MV_BCAST_XCORE 2.0
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
