@@ -105,6 +105,8 @@ static uint64_t measure(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes,
     return sum;
 }
 
+static int is_hybrid(const mc_alg_t *alg) { return !strcmp(alg->name, "shm_hybrid"); }
+
 static int is_direct(const mc_alg_t *alg)
 {
     size_t nl = strlen(alg->name);
@@ -124,8 +126,6 @@ static int moves_data(mc_coll_t c)
  * gather(v) from 1 MiB blocks (near: its CMA copies would be writes); bcast, allgather(v),
  * alltoall(v) and gather(v) when the copies stream (every buffer of the call above the cache
  * capacity); scatter(v) never. */
-static int is_hybrid(const mc_alg_t *alg) { return !strcmp(alg->name, "shm_hybrid"); }
-
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
 {
     if ((heap && !is_hybrid(alg)) || (!is_direct(alg) && !is_hybrid(alg))) return alg;
