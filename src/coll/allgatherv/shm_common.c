@@ -837,17 +837,20 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
  * exchange of the node (every rank publishes one flag and waits for everyone's: the posts are
  * read in parallel, not one round trip per peer), then single copies: two exchanges (posts
  * visible; DONE before a posted buffer may be reused), three for bcast (the root's part 0). */
-/* bcast's readers copy out lines the root has just written, one way: measured at 2 ranks
- * (malloc buffers, hot and --dirty, 10 launches, flag exchange 0.14-0.38 us) the pipe took
- * 7.8-8.0 us at 64 KiB and 15.1-15.4 us at 128 KiB where copies at c_copy give 3.7 and 6.9
- * (the built-in profile), 2.1-2.2x; the direct algorithm 4.6 and 6.9-7.0 us where its model
- * gives 4.7 and 6.4. Allgather's pipe, both ways at once, took 10.4 us at 64 KiB against 8.3
- * modelled. So bcast's copy-out counts MV_BCAST_XCORE times within the caches (beyond them
- * the slices stream through memory at t_copy); the pipe then stops at 32 KiB
- * (2 ranks), where it measured 1.03-1.09x native against direct's 1.28-1.33x (0.82-0.85x
- * against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against 1.17-1.20x). The factor is this
- * VM's (its two cores share no cache in practice, whatever hwloc says); where cores share
- * the LLC the copy-out is cheaper. */
+/* bcast's pipe against its model: measured at 2 ranks (malloc buffers, hot and --dirty, 10
+ * launches, flag exchange 0.14-0.38 us) it took 7.8-8.0 us at 64 KiB and 15.1-15.4 us at
+ * 128 KiB where copies at c_copy give 3.7 and 6.9 (the built-in profile), 2.1-2.2x; the
+ * direct algorithm 4.6 and 6.9-7.0 us where its model gives 4.7 and 6.4; allgather's pipe
+ * 10.4 us at 64 KiB against 8.3. Plain copies of 64 KiB another core has just written run
+ * at 35-43 GB/s here (memset by one rank, memcpy by the other), so it is not the copy-out
+ * alone: in the pipe the same slice lines go back and forth, the root's next copy-in taking
+ * each from the reader that has just read it, while the model counts the root's and the
+ * reader's copies as one overlapped 1.25 m. So bcast's pipe bytes count MV_BCAST_XCORE times
+ * within the caches (beyond them the slices stream through memory at t_copy); the pipe then
+ * stops at 32 KiB (2 ranks), where it measured 1.03-1.09x native against direct's
+ * 1.28-1.33x (0.82-0.85x against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against
+ * 1.17-1.20x). The factor is this VM's; where the cores share the last-level cache a line
+ * moves between them faster and the pipe may keep larger sizes. */
 #define MV_BCAST_XCORE 2.0
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
