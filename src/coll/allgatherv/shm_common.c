@@ -199,7 +199,6 @@ static size_t blk_total(const mc_blk_t *b, int p)
 #define MV_HYBRID_MIN ((size_t)64 << 10)
 #define MV_HYBRID_GATHER ((size_t)256 << 10)
 #define MV_FAR_DIRECT ((size_t)16 << 10)
-#define MV_GATHER_STAGE ((size_t)1 << 20) /* near, ordinary buffers: stage blocks from this size */
 static int direct_nt(mc_shm_t *sh, size_t user_bytes);
 
 /* user: the call's user bytes for blocks of len; near, blocks from upper take the pipe
@@ -210,12 +209,8 @@ static int hybrid_direct(mc_shm_t *sh, int hybrid, size_t len, size_t user, size
     return mc_shm_cma_ok(sh) && !direct_nt(sh, user) && (sh->far_all || len < upper);
 }
 
-/* The owner's side: post buf, then every direct block's offset in its channel. */
-static void hybrid_post(mc_shm_t *sh, const void *buf, size_t len)
-{
-    mc_shm_quiesce(sh);
-    mc_shm_post(sh, 0, buf, len);
-}
+/* The owner's side, after posting its buffer (mc_shm_post waits until the last op's readers
+ * are done with the region): a direct block's offset in its channel. */
 static void hybrid_offset(char *channel, size_t off) { memcpy(channel, &off, sizeof off); }
 
 /* The other end: once the owner raised STEP 1, where the block lies in its posted buffer. */
@@ -340,7 +335,7 @@ static int gatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, siz
         else if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len), (char *)a->rbuf + mc_blk_off(b, w), len, w};
     }
     if (nd) {
-        hybrid_post(sh, a->rbuf, blk_extent(b, p));
+        mc_shm_post(sh, 0, a->rbuf, blk_extent(b, p));
         for (int i = 0; i < nd; i++) hybrid_offset(mc_shm_slot_of(sh, direct[i]), mc_blk_off(b, direct[i]));
         mc_shm_set(sh, MC_F_STEP, 1);   /* the root writes no channel */
     }
@@ -385,7 +380,7 @@ static int scatterv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, si
         else if (len) out[pp.nout++] = (mv_out_t){mc_shm_slot_of(sh, d), (const char *)a->sbuf + mc_blk_off(b, d), len, d};
     }
     if (nd) {
-        hybrid_post(sh, a->sbuf, blk_extent(b, p));
+        mc_shm_post(sh, 0, a->sbuf, blk_extent(b, p));
         for (int i = 0; i < nd; i++) hybrid_offset(mc_shm_slot_of(sh, direct[i]), mc_blk_off(b, direct[i]));
         if (!pp.nout) mc_shm_set(sh, MC_F_STEP, 1);   /* else with the pipe's first slice */
     }
@@ -426,7 +421,7 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
         else if (rl) in[pp.nin++] = (mv_in_t){rch, (char *)a->rbuf + mc_blk_off(rb, w), rl, w};
     }
     if (ndo) {
-        hybrid_post(sh, a->sbuf, blk_extent(sb, p));
+        mc_shm_post(sh, 0, a->sbuf, blk_extent(sb, p));
         for (int i = 0; i < ndo; i++)
             hybrid_offset(sh->data + ((size_t)r * (size_t)p + (size_t)dout[i]) * sub, mc_blk_off(sb, dout[i]));
         if (!pp.nout) mc_shm_set(sh, MC_F_STEP, 1);   /* else with the pipe's first slice */
@@ -599,6 +594,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
 
 /* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
  * it. b is significant at the root only. */
+#define MV_GATHER_STAGE ((size_t)1 << 20) /* near, ordinary buffers: stage blocks from this size */
 static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
 {
     int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
