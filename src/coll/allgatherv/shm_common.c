@@ -55,6 +55,7 @@ typedef struct {
 typedef struct {
     mc_shm_t *sh;
     size_t slice;
+    size_t nbuf;               /* buffers of a channel: slice k goes to buffer k % nbuf */
     size_t W, C;               /* adaptive copy: working set and cache capacity */
     int nout, nin;
     mv_out_t *out;
@@ -68,8 +69,8 @@ typedef struct {
  * line: the reader touches the one line it waits on. */
 static char *inline_buf(mc_shm_t *sh, int writer) { return (char *)mc_flag(sh, MC_F_STEP, writer)->data; }
 
-/* Step k: before refilling buffer k % 2 a writer waits until its readers finished slice
- * k - 2 (their AUX flag reached k - 1); after copying it publishes STEP = k + 1.
+/* Step k: before refilling buffer k % nbuf a writer waits until its readers finished slice
+ * k - nbuf (their AUX flag reached k - nbuf + 1); after copying it publishes STEP = k + 1.
  * The copy-in is non-temporal too once the call's working set exceeds the cache (adaptive
  * copy with t = 1), although another core reads the slice right after: a line left modified
  * in the writer's cache reaches the reader by a cross-core transfer, which here moves 6.5-8.5
@@ -87,11 +88,12 @@ static void pipe_write(mv_pipe_t *pp, size_t k)
     for (int c = 0; c < pp->nout; c++) {
         const mv_out_t *o = &pp->out[c];
         if (o->len <= off) continue;
-        if (k >= 2) {
-            if (o->reader < 0) mc_shm_wait_all(sh, MC_F_AUX, (uint32_t)(k - 1));
-            else mc_shm_wait(sh, MC_F_AUX, o->reader, (uint32_t)(k - 1));
+        if (k >= pp->nbuf) {
+            uint32_t done = (uint32_t)(k - pp->nbuf + 1);
+            if (o->reader < 0) mc_shm_wait_all(sh, MC_F_AUX, done);
+            else mc_shm_wait(sh, MC_F_AUX, o->reader, done);
         }
-        mc_copy_adaptive(o->shm + (k & 1) * pp->slice, o->src + off, min_sz(pp->slice, o->len - off), 1,
+        mc_copy_adaptive(o->shm + (k % pp->nbuf) * pp->slice, o->src + off, min_sz(pp->slice, o->len - off), 1,
                          pp->W, pp->C);
         any = 1;
     }
@@ -99,8 +101,8 @@ static void pipe_write(mv_pipe_t *pp, size_t k)
 }
 
 /* Reads slice j of every channel that has one, then acknowledges it. A writer waits for
- * acknowledgements up to (its slices) - 2 only, and a reader's last slice count is at least
- * every channel's, so the acknowledgements of the last two slices are never needed. */
+ * acknowledgements up to (its slices) - nbuf only, and a reader's last slice count is at least
+ * every channel's, so the acknowledgements of the last nbuf slices are never needed. */
 static void pipe_read(mv_pipe_t *pp, size_t j, size_t kin)
 {
     mc_shm_t *sh = pp->sh;
@@ -109,10 +111,10 @@ static void pipe_read(mv_pipe_t *pp, size_t j, size_t kin)
         const mv_in_t *in = &pp->in[c];
         if (in->len <= off) continue;
         mc_shm_wait(sh, MC_F_STEP, in->writer, (uint32_t)(j + 1));
-        mc_copy_adaptive(in->dst + off, in->shm + (j & 1) * pp->slice, min_sz(pp->slice, in->len - off), 1,
+        mc_copy_adaptive(in->dst + off, in->shm + (j % pp->nbuf) * pp->slice, min_sz(pp->slice, in->len - off), 1,
                          pp->W, pp->C);
     }
-    if (j + 2 < kin) mc_shm_set(sh, MC_F_AUX, (uint32_t)(j + 1));
+    if (j + pp->nbuf < kin) mc_shm_set(sh, MC_F_AUX, (uint32_t)(j + 1));
 }
 
 /* yhccl Algorithms 3-4 generalized: iteration k writes slice k of this rank's channels,
@@ -149,11 +151,28 @@ static int pipe_run(mv_pipe_t *pp)
     return MPI_SUCCESS;
 }
 
-static void pipe_init(mv_pipe_t *pp, mc_shm_t *sh, size_t slice, size_t user_bytes, size_t shm_bytes)
+/* A channel's slices go round nbuf buffers of its space: a writer refills buffer k % nbuf
+ * once its readers finished slice k - nbuf. Two buffers (yhccl's double buffering) make the
+ * writer wait for every reader's slice k - 2, and at 2 ranks on this VM such pipes lost to
+ * native from 64 KiB and collapsed to 0.2-0.5x in some launches of the intermediate state;
+ * with a ring of up to MV_RING bytes, measured (`--alg shm_pipe`, MCOLL_SHM_FAR_NS=0,
+ * intermediate launches, same-run ratio over native Open MPI, 2 buffers -> ring): bcast
+ * 1-8 MiB 0.73-1.05x -> 1.59-2.53x, allgather 512 KiB-4 MiB 0.21-0.87x -> 1.23-1.54x,
+ * gather 512 KiB-2 MiB 0.24-1.87x -> 2.23-2.33x, scatter 1-8 MiB 0.21-0.87x -> 1.62-1.91x,
+ * alltoall 512 KiB-4 MiB 0.21-1.00x -> 1.36-1.52x; 16-128 KiB the same. Beyond the cache
+ * (copies streaming) the ring lost 15-30 % at 16 MiB (allgather 2.23-2.32x -> 1.78-1.80x,
+ * gather, scatter and alltoall alike): there the two buffers stay cached while the user data
+ * streams. So the ring serves calls within the cache, and only when every rank computes the
+ * same working set (writer and reader must agree on nbuf): not gatherv, scatterv, alltoallv,
+ * whose ranks know only their own counts. */
+#define MV_RING ((size_t)1 << 20)
+static void pipe_init(mv_pipe_t *pp, mc_shm_t *sh, size_t space, size_t slice, size_t user_bytes, size_t shm_bytes,
+                      int agreed)
 {
-    *pp = (mv_pipe_t){.sh = sh, .slice = slice};
+    *pp = (mv_pipe_t){.sh = sh, .slice = slice, .nbuf = 2};
     pp->W = mc_shm_ws(user_bytes, shm_bytes);
     pp->C = mc_cache_capacity(sh->p);
+    if (agreed && slice && pp->W <= pp->C) pp->nbuf = max_sz(2, min_sz(space, MV_RING) / slice);
 }
 
 static void pipe_local(mv_pipe_t *pp, const void *src, void *dst, size_t len)
@@ -249,7 +268,7 @@ static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
     mv_in_t in;
     mc_shm_begin(sh);
     if (n <= MC_INLINE && n) return bcast_inline(sh, a);
-    pipe_init(&pp, sh, slice_of(floor_line(sh->data_len / 2), n), n * (size_t)p, 0);
+    pipe_init(&pp, sh, floor_line(sh->data_len), slice_of(floor_line(sh->data_len / 2), n), n * (size_t)p, 0, 1);
     pp.W += 2 * pp.slice;
     char *buf = sh->data;   /* inline sizes returned above; n == 0 copies nothing */
     if (sh->r == root) {
@@ -282,7 +301,8 @@ static int allgatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
     mv_out_t out;
     mv_in_t in[p];
     mc_shm_begin(sh);
-    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), longest), total * (size_t)(p + 1), 0);
+    pipe_init(&pp, sh, mc_shm_slot(sh), slice_of(floor_line(mc_shm_slot(sh) / 2), longest), total * (size_t)(p + 1), 0,
+              1);
     pp.W += 2 * (size_t)p * pp.slice;
     if (p > 1 && mine) {
         out = (mv_out_t){ag_buf(sh, r, mine), a->sbuf, mine, -1};
@@ -310,7 +330,8 @@ static int gatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, siz
     mv_in_t in[p];
     int direct[p];
     mc_shm_begin(sh);
-    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 2 * a->count * (size_t)p, 0);
+    pipe_init(&pp, sh, mc_shm_slot(sh), slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 2 * a->count * (size_t)p, 0,
+              hint != 0);
     pp.W += 2 * (size_t)p * pp.slice;
     if (r != root) {
         size_t n = a->count, user = 2 * (size_t)p * n;
@@ -355,7 +376,8 @@ static int scatterv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, si
     mv_in_t in;
     int direct[p];
     mc_shm_begin(sh);
-    pipe_init(&pp, sh, slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 2 * a->count * (size_t)p, 0);
+    pipe_init(&pp, sh, mc_shm_slot(sh), slice_of(floor_line(mc_shm_slot(sh) / 2), hint), 2 * a->count * (size_t)p, 0,
+              hint != 0);
     pp.W += 2 * (size_t)p * pp.slice;
     if (r != root) {
         size_t n = a->count;
@@ -406,7 +428,7 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
     mv_in_t in[p];
     int dout[p], din[p];
     mc_shm_begin(sh);
-    pipe_init(&pp, sh, slice_of(floor_line(sub / 2), hint), 2 * total * (size_t)p, 0);
+    pipe_init(&pp, sh, sub, slice_of(floor_line(sub / 2), hint), 2 * total * (size_t)p, 0, hint != 0);
     pp.W += 2 * pp2 * pp.slice;
     pp.out = out;
     pp.in = in;
