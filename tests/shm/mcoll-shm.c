@@ -123,7 +123,7 @@ static int moves_data(mc_coll_t c)
 /* The model a call of alg must count. Without the shared heap, the direct algorithms of data
  * movement copy by CMA (counted like plain copies: their own model) or stage through the
  * region, where one poster voted so, and then count their pipe's model: without CMA always;
- * gather(v) from 1 MiB blocks (near: its CMA copies would be writes); bcast, allgather(v),
+ * near, from the block sizes where the pipe's ring beats CMA (below); bcast, allgather(v),
  * alltoall(v) and gather(v) when the copies stream (every buffer of the call above the cache
  * capacity); scatter(v) never. */
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
@@ -139,7 +139,13 @@ static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
         if (c == MC_GATHERV) user = 2.0 * (double)n * p;
         return cma && user <= (double)mc_cache_capacity(size) ? alg : mc_alg_find(c, "shm_pipe");
     }
-    int stage = !cma || ((c == MC_GATHER || c == MC_GATHERV) && n >= ((size_t)1 << 20));
+    /* near, the staged pipe (its ring) from these block sizes (allgatherv/shm_common.c,
+     * MV_RING_STAGE*): gather, allgather(v), alltoall 512 KiB, scatter 1 MiB, bcast 2 MiB;
+     * gatherv 1 MiB (MV_GATHER_STAGE) */
+    int stage = !cma || (c == MC_GATHERV && n >= ((size_t)1 << 20)) ||
+                ((c == MC_GATHER || c == MC_ALLGATHER || c == MC_ALLGATHERV || c == MC_ALLTOALL) &&
+                 n >= ((size_t)512 << 10)) ||
+                (c == MC_SCATTER && n >= ((size_t)1 << 20)) || (c == MC_BCAST && n >= ((size_t)2 << 20));
     if (c == MC_BCAST) user = (double)n * p;
     if (c == MC_ALLGATHER || c == MC_ALLGATHERV) user = (double)n * p * (p + 1);
     if (c == MC_ALLTOALL || c == MC_ALLTOALLV) user = 2.0 * (double)n * p * p;

@@ -219,14 +219,14 @@ static void expect_load_error(const char *json, const char *needle)
 /* Shared-memory algorithms under mc_cost_eval: alpha = shm sync, beta = 1 / (2 copy rate)
  * per byte of access volume (c_copy while the working set fits LLC + p L2), xmap per
  * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct
- * and scatter shm_direct. */
+ * and scatterv shm_direct (scatter's stages from 1 MiB: the pipe's cost). */
 static void test_shm_mapping(const mc_profile_t *d)
 {
     mc_profile_t p = *d;
     p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 8 << 20;
     p.cma_bw = 5e9;
     const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
-    const mc_alg_t *sdirect = mc_alg_find(MC_SCATTER, "shm_direct");
+    const mc_alg_t *sdirect = mc_alg_find(MC_SCATTERV, "shm_direct");
     CHECK(pipe && direct && sdirect, "bcast and scatter shm algorithms registered");
     if (!pipe || !direct || !sdirect) return;
     mc_cost_in_t small = {.p = 4, .m = 1024, .ms = 1024, .radix = 4, .sockets = 1};
@@ -236,7 +236,7 @@ static void test_shm_mapping(const mc_profile_t *d)
         /* pipe: 2 syncs + 2 beta * 1.25 m, the readers' copies of lines the root just wrote
          * counted twice (MV_BCAST_XCORE); working set (DAV 2pm) / 2 = 4 KiB: in the caches */
         NEAR(mc_cost_eval(pipe, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small), 2e-6 + 2 * 2.5 * 1024 / 8e9);
-        /* scatter direct: 2 syncs + one CMA read per rank: xmap + m / cma_bw (p = 4: two readers
+        /* scatterv direct: 2 syncs + one CMA read per rank: xmap + m / cma_bw (p = 4: two readers
          * per root buffer, 2m); the call's 256 MiB exceed the caches (8 MiB + 4 x 1 MiB): CMA
          * c_copy / t_copy = 4 times slower */
         NEAR(mc_cost_eval(sdirect, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),

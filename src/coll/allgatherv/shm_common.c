@@ -514,6 +514,26 @@ static int direct_nt(mc_shm_t *sh, size_t user_bytes)
     return mc_shm_ws(user_bytes, 0) > mc_cache_capacity(sh->p);
 }
 
+/* Near, the pipe with its ring (pipe_init) beats CMA for ordinary buffers from some size:
+ * measured at 2 ranks, malloc buffers, 2 launches (flag exchange 0.19-0.22 us), same-run
+ * ratio over native Open MPI, ring pipe against the direct algorithm's CMA: allgather
+ * 512 KiB-4 MiB 1.24-1.54x against 1.00-1.07x, alltoall 1.27-1.48x against 0.99-1.07x,
+ * gather 512 KiB 2.23-2.24x against 1.30-1.31x, scatter 1-16 MiB 1.49-1.92x against
+ * 1.28-1.38x (512 KiB 1.19-1.50x against 1.29-1.34x), bcast 2-16 MiB 2.13-2.70x against
+ * 1.94-2.16x (1 MiB 1.62x against 1.90x); at 256 KiB allgather, alltoall and gather went
+ * either way between launches (0.77-1.22x staged against 1.02x, gather 1.21-1.99x against
+ * 1.3x). So a rank votes to stage from these block sizes unless it finds the node far (the
+ * pipes collapse there) - only where the call's pipe gets the ring (every rank computes the
+ * same working set; not gatherv, scatterv, alltoallv). Buffers all in the shared heap
+ * ignore the votes (zero copy). */
+#define MV_RING_STAGE ((size_t)512 << 10)         /* allgather(v), alltoall, gather */
+#define MV_RING_STAGE_SCATTER ((size_t)1 << 20)
+#define MV_RING_STAGE_BCAST ((size_t)2 << 20)
+static int ring_stage(mc_shm_t *sh, int ring, size_t block, size_t from)
+{
+    return ring && block >= from && !mc_shm_far(sh);
+}
+
 /* The own block (user buffer to user buffer), unless in place. */
 static void local_copy(mc_shm_t *sh, void *dst, const void *src, size_t n, size_t user_bytes)
 {
@@ -543,7 +563,8 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
      * As allgather, CMA only while the copies stay in the cache: measured at 2 ranks with
      * malloc buffers (time against native MPI in the same run, 3 runs each), CMA 1.2-1.7x
      * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
-    if (!direct_open(sh, a->rbuf, n, NULL, nt || (pipe_unless_far && !mc_shm_far(sh)))) return bcast_pipe(sh, a);
+    int stage = nt || (pipe_unless_far && !mc_shm_far(sh)) || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST);
+    if (!direct_open(sh, a->rbuf, n, NULL, stage)) return bcast_pipe(sh, a);
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
         for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
@@ -588,7 +609,8 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     /* from the counts, which every rank has alike (displacements may differ between ranks) */
     size_t mine = mc_blk_len(b, r), user = blk_total(b, p) * (size_t)(p + 1);
-    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh));
+    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh)) ||
+                                          ring_stage(sh, 1, blk_total(b, p) / (size_t)p, MV_RING_STAGE);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -632,7 +654,8 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
      * 1.75-2.00x against 1.29-1.44x at 1-4 MiB; the slow state (far) 0.23-0.47x against
      * 0.96-1.58x at 16 KiB-4 MiB. So a rank votes to stage from MV_GATHER_STAGE unless it
      * finds the node far, and always when the copies would stream. */
-    int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE);
+    int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
+                ring_stage(sh, !v, a->count, MV_RING_STAGE);
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return gatherv_pipe(sh, a, b, hint, 0);
     if (!is_root) {
@@ -653,8 +676,8 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     const size_t *table = is_root && v ? b->dsp : NULL;
     /* CMA reads from the root's sbuf all at once, while the pipe serializes the blocks through
      * the root: measured at 2 ranks with malloc buffers, CMA is 1.2-1.4x faster at 256 KiB-16 MiB. */
-    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table,
-                     pipe_unless_far && !mc_shm_far(sh)))
+    int stage = (pipe_unless_far && !mc_shm_far(sh)) || ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER);
+    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return scatterv_pipe(sh, a, b, hint, 0);
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
@@ -672,7 +695,8 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
-    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh));
+    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh)) ||
+                                          ring_stage(sh, hint != 0, hint, MV_RING_STAGE);
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
@@ -885,7 +909,7 @@ static int staged(const mc_cost_in_t *in)
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
+    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_BCAST)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -895,7 +919,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
+    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -907,12 +931,19 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + xcopy(h, in, 1, in->m * (in->p > 2 ? in->p / 2.0 : 1.0));
 }
-/* gather: as scatter on the zero-copy path and with CMA below MV_GATHER_STAGE; from it, or
- * beyond the caches, buffers outside the heap cost the posting round, then the pipe
- * (gatherv_direct votes to stage rather than write by CMA) */
+/* scatter: from MV_RING_STAGE_SCATTER buffers outside the heap cost the posting round, then
+ * the pipe (ring_stage) */
+double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    if (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    return mc_mv_cost_rooted_direct(h, in);
+}
+/* gather: as scatter on the zero-copy path and with CMA below MV_RING_STAGE (gatherv:
+ * MV_GATHER_STAGE); from it, or beyond the caches, buffers outside the heap cost the posting
+ * round, then the pipe (gatherv_direct votes to stage rather than write by CMA) */
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0 && (in->far || in->m >= (double)MV_GATHER_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (in->xmap > 0 && (in->far || in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -921,7 +952,7 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
+    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the

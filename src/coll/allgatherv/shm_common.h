@@ -74,7 +74,8 @@ double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
-double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* scatter(v) */
+double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* scatterv */
+double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* gather(v) */
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
