@@ -6,6 +6,6 @@ static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_allgatherv(ctx,
 
 const mc_alg_t mc_alg_allgather_shm_direct = {
     .coll = MC_ALLGATHER, .name = "shm_direct",
-    .doc = "every rank posts its block; each reads every peer's block straight into rbuf (zero copy or CMA, order r+1, r+2, ...; pipe when unreachable or when CMA copies would stream; zero-copy blocks pushed with streaming stores beyond the cache or on a far node); DAV 2p^2 m",
+    .doc = "every rank posts its block; each reads every peer's block straight into rbuf (zero copy or CMA, order r+1, r+2, ...; pipe when unreachable, when CMA copies would stream, and near from 512 KiB blocks with ordinary buffers; zero-copy blocks pushed with streaming stores beyond the cache or on a far node); DAV 2p^2 m",
     .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_allgather_direct, .dav = mc_mv_dav_allgather_direct, .flags = 0,
 };

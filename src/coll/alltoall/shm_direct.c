@@ -6,6 +6,6 @@ static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_alltoallv(ctx, 
 
 const mc_alg_t mc_alg_alltoall_shm_direct = {
     .coll = MC_ALLTOALL, .name = "shm_direct",
-    .doc = "every rank posts sbuf; each reads its block from every peer straight into rbuf (zero copy or CMA, order r+1, r+2, ...; pipe when unreachable or when CMA copies would stream); DAV 2p^2 m",
+    .doc = "every rank posts sbuf; each reads its block from every peer straight into rbuf (zero copy or CMA, order r+1, r+2, ...; pipe when unreachable, when CMA copies would stream, and near from 512 KiB blocks with ordinary buffers); DAV 2p^2 m",
     .fn = run, .ok = mc_mv_ok_a2a, .cost = mc_mv_cost_alltoall_direct, .dav = mc_mv_dav_alltoall_direct, .flags = 0,
 };

@@ -6,6 +6,6 @@ static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_bcast(ctx, a, M
 
 const mc_alg_t mc_alg_bcast_shm_direct = {
     .coll = MC_BCAST, .name = "shm_direct",
-    .doc = "every rank posts its buffer; readers copy parts 1..p-1 from the root's, staggered, while the root writes part 0 into every reader's (zero copy or CMA; pipe when unreachable or when CMA copies would stream); DAV 2(p-1)m",
+    .doc = "every rank posts its buffer; readers copy parts 1..p-1 from the root's, staggered, while the root writes part 0 into every reader's (zero copy or CMA; pipe when unreachable, when CMA copies would stream, and near from 2 MiB with ordinary buffers); DAV 2(p-1)m",
     .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_bcast_direct, .dav = mc_mv_dav_bcast_direct, .flags = 0,
 };
