@@ -653,7 +653,8 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
      * CMA's 1.07-1.31x at 64-512 KiB (with --dirty 0.94-1.27x against 1.24-1.38x) and
      * 1.75-2.00x against 1.29-1.44x at 1-4 MiB; the slow state (far) 0.23-0.47x against
      * 0.96-1.58x at 16 KiB-4 MiB. So a rank votes to stage from MV_GATHER_STAGE unless it
-     * finds the node far, and always when the copies would stream. */
+     * finds the node far, and always when the copies would stream; gather (uniform, its pipe
+     * with the ring) from MV_RING_STAGE already (ring_stage). */
     int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
                 ring_stage(sh, !v, a->count, MV_RING_STAGE);
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
