@@ -608,9 +608,9 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     /* from the counts, which every rank has alike (displacements may differ between ranks) */
-    size_t mine = mc_blk_len(b, r), user = blk_total(b, p) * (size_t)(p + 1);
+    size_t mine = mc_blk_len(b, r), total = blk_total(b, p), user = total * (size_t)(p + 1);
     int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh)) ||
-                                          ring_stage(sh, 1, blk_total(b, p) / (size_t)p, MV_RING_STAGE);
+                                          ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -900,17 +900,18 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
     return 2 * h->alpha + 2 * h->beta * 1.25 * (in->far ? 1 : MV_BCAST_XCORE) * in->m;
 }
 /* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
- * call's buffers exceed the caches): the ranks vote to stage (direct_nt), so the direct
+ * call's buffers exceed the caches, direct_nt) or whose blocks reach `from` (the pipe's ring
+ * beats CMA, ring_stage; a near node assumed): the ranks vote to stage, so the direct
  * algorithm costs its posting round plus its pipe. */
-static int staged(const mc_cost_in_t *in)
+static int staged(const mc_cost_in_t *in, size_t from)
 {
-    return in->xmap > 0 && in->far;
+    return in->xmap > 0 && (in->far || in->m >= (double)from);
 }
 /* every rank copies (p - 1)/p of the message, all at once; the root writes part 0 into
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_BCAST)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
+    if (staged(in, MV_RING_STAGE_BCAST)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -920,7 +921,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -944,7 +945,7 @@ double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
  * round, then the pipe (gatherv_direct votes to stage rather than write by CMA) */
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0 && (in->far || in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -953,7 +954,7 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in) || (in->xmap > 0 && in->m >= (double)MV_RING_STAGE)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the
