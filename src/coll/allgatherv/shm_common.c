@@ -885,10 +885,10 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
  * 128 KiB where copies at c_copy give 3.7 and 6.9 (the built-in profile), 2.1-2.2x; the
  * direct algorithm 4.6 and 6.9-7.0 us where its model gives 4.7 and 6.4; allgather's pipe
  * 10.4 us at 64 KiB against 8.3. Plain copies of 64 KiB another core has just written run
- * at 35-43 GB/s here (memset by one rank, memcpy by the other), so it is not the copy-out
- * alone: in the pipe the same slice lines go back and forth, the root's next copy-in taking
- * each from the reader that has just read it, while the model counts the root's and the
- * reader's copies as one overlapped 1.25 m. So bcast's pipe bytes count MV_BCAST_XCORE times
+ * at 35-43 GB/s here (memset by one rank, memcpy by the other), and the ring of buffers
+ * (pipe_init), which ends the reuse of slice buffers within a call, left 16-128 KiB as they
+ * were: the cause is not found; the model's one overlapped 1.25 m does not hold at these
+ * sizes. So bcast's pipe bytes count MV_BCAST_XCORE times
  * within the caches (beyond them the slices stream through memory at t_copy); the pipe then
  * stops at 32 KiB (2 ranks), where it measured 1.03-1.09x native against direct's
  * 1.28-1.33x (0.82-0.85x against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against
