@@ -339,16 +339,20 @@ static void far_expect(const char *what, int far, uint64_t got, uint64_t want_fa
     if (got == want) return;
     fails++;
     if (rank == 0)
-        printf("FAIL far: %s, %s node: %llu bytes streamed, expected %llu\n", what, far ? "far" : "near",
+        printf("FAIL far: %s (%s): %llu bytes streamed, expected %llu\n", what, far ? "streams" : "no streaming",
                (unsigned long long)got, (unsigned long long)want);
 }
 
-/* A zero-copy allgather (shm_direct, blocks far below the cache): pulled (plain copies) when
- * near; pushed when a rank votes far: every rank streams its block into the p receive
- * buffers. Without a shareable heap it copies by CMA: nothing streams. */
-static void far_allgather(int far, int it)
+/* A zero-copy allgather (shm_direct): blocks far below the cache are pulled (plain copies)
+ * when near and pushed when a rank votes far (every rank streams its block into the p
+ * receive buffers); blocks whose call takes 3/4 of the cache capacity C (beyond C/2) are
+ * pushed near too. Without a shareable heap it copies by CMA or through the region, both
+ * temporal below C: nothing streams. */
+static void far_allgather(int far, int it, int half_cache)
 {
-    int n = 8192; /* 64 KiB blocks */
+    uint64_t p = (uint64_t)size;
+    int n = half_cache ? (int)((double)mc_cache_capacity(size) * 0.75 / (double)(p * (p + 1)) / sizeof(double))
+                       : 8192; /* 64 KiB blocks */
     double *s = mcoll_malloc((size_t)n * sizeof(double)), *r = mcoll_malloc((size_t)n * (size_t)size * sizeof(double));
     if (!s || !r) abort();
     for (int i = 0; i < n; i++) s[i] = val(it, rank, i);
@@ -368,9 +372,10 @@ static void far_allgather(int far, int it)
             }
     PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     PMPI_Allreduce(&zero, &all_zero, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    uint64_t p = (uint64_t)size;
-    far_expect(all_zero ? "zero-copy allgather of 64 KiB blocks" : "allgather of 64 KiB blocks by CMA",
-               far && all_zero, sum, p * p * (uint64_t)n * sizeof(double));
+    char what[96];
+    snprintf(what, sizeof what, "%sallgather of %d KiB blocks%s", all_zero ? "zero-copy " : "", (int)(n * sizeof(double) >> 10),
+             all_zero ? "" : " by CMA");
+    far_expect(what, (far || half_cache) && all_zero, sum, p * p * (uint64_t)n * sizeof(double));
     mcoll_set_alg("allgather", "auto");
     mcoll_free(s);
     mcoll_free(r);
@@ -533,7 +538,8 @@ static void test_far(void)
     mcoll_set_alg("allreduce", "auto");
     mcoll_set_alg("reduce", "auto");
     mcoll_set_alg("reduce_scatter_block", "auto");
-    far_allgather(far, it++);
+    far_allgather(far, it++, 0);
+    far_allgather(far, it++, 1);
     far_pipes(far, cma);
     far_recheck(far, cma, it);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);

@@ -514,6 +514,13 @@ static int direct_nt(mc_shm_t *sh, size_t user_bytes)
     return mc_shm_ws(user_bytes, 0) > mc_cache_capacity(sh->p);
 }
 
+/* Whether a zero-copy allgather pushes its blocks with streaming stores instead of pulling
+ * them: beyond half the cache (allgatherv_direct). */
+static int push_nt(mc_shm_t *sh, size_t user_bytes)
+{
+    return 2 * mc_shm_ws(user_bytes, 0) > mc_cache_capacity(sh->p);
+}
+
 /* Near, the pipe with its ring (pipe_init) beats CMA for ordinary buffers from some size:
  * measured at 2 ranks, malloc buffers, 2 launches (flag exchange 0.19-0.22 us), same-run
  * ratio over native Open MPI, ring pipe against the direct algorithm's CMA: allgather
@@ -623,10 +630,19 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * MPICH runs, pull 75-183 us at 256-512 KiB blocks and 280-310 at 1 MiB (1.0-1.6x
      * native), push 15-28 and 51-55 us (6-10x); Open MPI runs, whose native and pull find the
      * peer's unchanged block still cached from the previous call, pull 12-46 us at 256 KiB-
-     * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB. */
+     * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB.
+     * Zero-copy blocks are pushed from half the cache already (push_nt): a pull reads every
+     * foreign block from the other core's cache and allocates the receive buffer in its own,
+     * so the call's lines cross the cores on top of the working set the paper's W counts.
+     * Measured at 2 ranks, heap buffers, 6 launches each, same-run ratio over native Open MPI:
+     * 4 MiB blocks (W = 24 MiB, C = 34 MiB) pull 1.80-1.94x (one launch 2.82x), push
+     * 2.29-2.91x; 512 KiB-2 MiB and 8 MiB the same either way. Plain copies (every rank
+     * copying S bytes at once, again and again, temporal against streaming) switch at W =
+     * 32 MiB here: the formula's C holds for them, not for the pull. */
     if (!direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p)))
         return allgatherv_pipe(sh, a, b);
-    if ((nt || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1)) return allgatherv_push(sh, a, b);
+    if ((push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1))
+        return allgatherv_push(sh, a, b);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
         size_t len = mc_blk_len(b, w);
