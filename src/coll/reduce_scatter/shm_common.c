@@ -81,7 +81,7 @@ static int red2_last(const mc_red_t *red, const void *in, void *inout, size_t n,
  * red3 into rbuf) or reduces in place (allreduce/reduce). Level 2 (m > 1 sockets): after all
  * level-1 steps of the window, rank r reduces piece r across the m partials (into its rbuf,
  * or into partial 0). Copy-out (allreduce: every rank, reduce: root) of window w happens
- * after the reductions of window w+1 when double buffered, so it overlaps them.
+ * after the reductions of window w+1 (two buffers or more: a ring, MA_RING), so it overlaps them.
  *
  * On a far node (mc_shm_far) every write into the region streams (mc_copy_nt, mc_red3_nt):
  * each slice is handed to another core next, and there a line read from memory beats one
@@ -272,9 +272,23 @@ static void ma_copyout(ma_t *e, size_t w, size_t lw)
     mc_shm_set(e->sh, MC_F_AUX, (uint32_t)lw + 1);
 }
 
+/* The windows' buffers form a ring, as the pipes' do (allgatherv/shm_common.c, pipe_init):
+ * step 0 of window w rewrites buffer w % nbuf once every rank has copied window w - nbuf out,
+ * so with two buffers (yhccl's double buffering) a rank that runs ahead waits for the slowest
+ * rank's copy-out of the window before last; with a ring it rarely waits. Each rank's share
+ * of the ring (the m slots of every window it writes first) is at most MA_RING, one core's
+ * L2 here; the copy-out still trails the reductions by one window. Measured at 2 ranks, malloc
+ * buffers, 6 launches each alternating, same-run ratio over native Open MPI, 2 buffers ->
+ * ring of 4 / 8 (the ring's size): allreduce 1-2 MiB 1.12-1.66x -> 1.38-1.65x, 4 MiB
+ * 1.35-1.63x -> 1.32-1.83x; reduce 1-4 MiB (launches outside the slow state) 1.27-1.72x ->
+ * 1.62-2.35x; reduce_scatter_block 512 KiB-2 MiB blocks 2.5-3.6x (most launches) ->
+ * 3.8-6.8x; 8 MiB the same or better; 4 and 8 buffers alike. */
+#define MA_RING ((size_t)1 << 20)
+
 /* Slice I (elements) and buffering: I = max(min(block, I_max), cache line), shrunk until
- * nbuf * m * p slots fit the data area (nbuf = 2 when possible). 0 when not even one
- * element per slot fits. */
+ * nbuf * m * p slots fit the data area (nbuf = 2 when possible, then up to MA_RING per rank).
+ * 0 when not even one element per slot fits. Every rank computes the same (the ring's index
+ * of a window must agree). */
 static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t ext, int *nbuf)
 {
     size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
@@ -282,7 +296,14 @@ static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t e
     size_t I = max_sz(ib / ext, 1);
     for (*nbuf = 2; *nbuf >= 1; (*nbuf)--) {
         size_t cap = data_len / ((size_t)*nbuf * (size_t)m * (size_t)p) / MC_LINE * MC_LINE;
-        if (cap >= ext) return min_sz(I, cap / ext);
+        if (cap < ext) continue;
+        I = min_sz(I, cap / ext);
+        if (*nbuf == 2) {
+            size_t slot = round_up(I * ext, MC_LINE) * (size_t)m;
+            size_t ring = min_sz(MA_RING / slot, data_len / (slot * (size_t)p));
+            *nbuf = (int)min_sz(max_sz(ring, 2), 64);
+        }
+        return I;
     }
     return 0;
 }
@@ -344,7 +365,7 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
 /* One op's worth of windows [w0, w0 + nw): local window numbers keep steps in range. */
 static int ma_run(ma_t *e, size_t w0, size_t nw)
 {
-    size_t lag = (size_t)e->nbuf - 1;
+    size_t lag = e->nbuf > 1 ? 1 : 0;   /* copy-out of window w after the reductions of w + 1 */
     int out = e->job->dest != MC_SR_RS;
     for (size_t lw = 0; lw < nw; lw++) {
         int rc = ma_level1(e, w0 + lw, lw);
