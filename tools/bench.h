@@ -22,6 +22,7 @@ typedef struct bench_opts {
     int cold, validate, root;
     int dirty;                   /* each rank rewrites its send buffer before every call */
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
+    int thp;                     /* buffers advised to transparent huge pages */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */
     double time_limit;           /* seconds of timed work per size when iterations are automatic */
     size_t max_mem;              /* bytes of benchmark buffers per rank */
@@ -79,7 +80,7 @@ typedef struct bench_mem {
     int cold, heap;
 } bench_mem_t;
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap);
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp);
 /* Lays out sbytes + rbytes for the next call (hot: same place; cold: the next slot). */
 void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c);
 void bench_mem_free(bench_mem_t *mm);

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PAGE 4096
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap)
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp)
 {
     void *p = NULL;
     memset(mm, 0, sizeof *mm);
@@ -26,6 +27,9 @@ int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap)
         return -1;
     }
     mm->arena = p;
+    /* before the first touch: the pages are then faulted in as huge pages where aligned
+     * (ignored where THP is off) */
+    if (thp) madvise(p, mm->bytes, MADV_HUGEPAGE);
     memset(mm->arena, 0, mm->bytes);
     return 0;
 }

@@ -43,6 +43,8 @@ static void usage(FILE *f)
         "                       then rotate the root from R on, so no root runs ahead of its\n"
         "                       readers and the mean is a latency\n"
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
+        "  --thp                buffers advised to transparent huge pages (madvise\n"
+        "                       MADV_HUGEPAGE before first touch): CMA pins them faster\n"
         "  --roofline           measure the node's copy bandwidth first and print each time as a\n"
         "                       multiple of the collective's DRAM floor (minimum volume / bandwidth)\n"
         "  --max-mem BYTES      benchmark buffers per rank (default 1G); larger sizes are skipped\n"
@@ -158,6 +160,7 @@ static int parse_flag(const char *f, bench_opts_t *o)
     else if (!strcmp(f, "--validate")) o->validate = 1;
     else if (!strcmp(f, "--roofline")) o->roofline = 1;
     else if (!strcmp(f, "--heap")) o->heap = 1;
+    else if (!strcmp(f, "--thp")) o->thp = 1;
     else return -1;
     return 0;
 }

@@ -27,6 +27,7 @@ typedef struct mc_config {
     int shm;                    /* 0: never create node regions (shm algorithms decline) */
     long shm_size;              /* data area of a node region, bytes */
     char shm_path[8];           /* auto | copy | cma | zero */
+    char shm_cma_fast[8];       /* auto | 1 | 0: posted ordinary buffers fast by CMA (huge pages) */
     long shm_cache;             /* cache capacity C for adaptive copies, 0 = from hwloc */
     char shm_nt[8];             /* nt-copy kernel: auto | avx512 | avx2 | sse2 | scalar */
     long shm_slice;             /* I_max of the movement-avoiding reductions, bytes */

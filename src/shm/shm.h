@@ -57,6 +57,8 @@ typedef struct mc_post {
 /* What a poster tells the others with its post, for decisions every rank must share: */
 #define MC_VOTE_STAGE 1u /* it would rather the op staged than used CMA (mc_shm_direct_agreed) */
 #define MC_VOTE_FAR 2u   /* it finds the node far (mc_shm_far) */
+#define MC_VOTE_RING 4u  /* it would rather stage, unless every post moves fast by CMA (MC_VOTE_CMA_FAST) */
+#define MC_VOTE_CMA_FAST 8u /* its post moves by CMA at a copy's rate (mc_cma_fast), or peers never touch it */
 
 /* A double-buffered small-payload exchange (see mc_shm_sym_begin): [2][p] slots of
  * MC_SYM_SLOT bytes in the region, and the count of exchanges so far. */
@@ -295,6 +297,9 @@ mc_path_t mc_shm_path(void);            /* MCOLL_SHM_PATH */
 int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm);
 int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
 int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
+/* Whether this process's buffer moves by CMA at a copy's rate (huge pages; cma.c), measured
+ * once per address range and kept; MCOLL_SHM_CMA_FAST=1/0 forces the answer. */
+int mc_cma_fast(const void *buf, size_t len);
 
 /* Exposes buf (len bytes) as this rank's post `slot` for the current op. Posts are shared
  * data: this quiesces first (a slower rank may still read the previous op's posts). Not a
@@ -337,8 +342,9 @@ int mc_shm_all_voted(mc_shm_t *sh, int slot, unsigned vote);
  * sh->far_all tells whether every rank voted far. */
 void mc_shm_post_round(mc_shm_t *sh);
 /* A direct op on the posts `slot` may go ahead: every post is reachable and, unless every one
- * is zero copy, no poster voted to stage (MCOLL_SHM_PATH=cma overrides the votes). The same
- * answer on every rank, from the posts. */
+ * is zero copy, no poster voted to stage, and none voted MC_VOTE_RING unless every post is
+ * fast by CMA (MCOLL_SHM_PATH=cma overrides the votes). The same answer on every rank, from
+ * the posts. */
 int mc_shm_direct_agreed(mc_shm_t *sh, int slot);
 
 /* ---------------------------------------------------------------- cross-core latency (latency.c) */

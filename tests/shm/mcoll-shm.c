@@ -125,7 +125,7 @@ static int moves_data(mc_coll_t c)
  * region, where one poster voted so, and then count their pipe's model: without CMA always;
  * near, from the block sizes where the pipe's ring beats CMA (below); bcast, allgather(v),
  * alltoall(v) and gather(v) when the copies stream (every buffer of the call above the cache
- * capacity); scatter(v) never. */
+ * capacity); scatter(v) never; with buffers fast by CMA (huge pages) only without CMA. */
 static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
 {
     if ((heap && !is_hybrid(alg)) || (!is_direct(alg) && !is_hybrid(alg))) return alg;
@@ -151,6 +151,9 @@ static const mc_alg_t *model_of(mc_coll_t c, const mc_alg_t *alg, size_t n)
     if (c == MC_ALLTOALL || c == MC_ALLTOALLV) user = 2.0 * (double)n * p * p;
     if (c == MC_GATHER || c == MC_GATHERV) user = 2.0 * (double)n * p;
     stage = stage || user > (double)mc_cache_capacity(size);
+    /* every reason above but the missing CMA is its rate from pages of 4 KiB: waived when
+     * every post is fast by CMA (MCOLL_SHM_CMA_FAST=1; the tests pin it to 1 or 0) */
+    if (!strcmp(mc_cfg()->shm_cma_fast, "1")) stage = !cma;
     return stage ? mc_alg_find(c, "shm_pipe") : alg;
 }
 

@@ -469,6 +469,20 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
  * the callers for what was measured). Returns 1 when the op goes ahead (mc_shm_direct_agreed:
  * every post reachable, and no vote to stage unless all is zero copy); 0 after ending the op
  * (nothing was read): the caller then runs the pipe instead. */
+/* Why a rank would rather stage (direct_open's `stage`, bits): MV_STAGE_PIPE, the call is a
+ * pipe that goes direct only on a far node; MV_STAGE_CMA, CMA's rate loses to the pipe here
+ * (ring_stage, direct_nt, gatherv's MV_GATHER_STAGE: measured with buffers of 4 KiB pages),
+ * waived when every post moves fast by CMA (transparent huge pages, mc_cma_fast). With
+ * MV_POST_LOCAL no peer copies from or into this rank's post by CMA (gather's and scatter's
+ * non-roots), so its pages do not matter. Measured at 2 ranks, buffers of huge pages
+ * (`mcoll-bench --thp`), 3 launches, same-run ratio over native Open MPI (whose CMA gains as
+ * much: bcast 1 MiB 79 -> 41 us), staged against `MCOLL_SHM_PATH=cma`: bcast 2-8 MiB
+ * 0.90-1.48x against 1.52-1.97x, allgather 2-4 MiB 0.78-1.17x against 1.00-1.06x, 8 MiB
+ * 0.98-1.07x against 1.11-1.32x. */
+#define MV_STAGE_PIPE 1
+#define MV_STAGE_CMA 2
+#define MV_POST_LOCAL 4
+#define MV_CMA_PROBE_MIN ((size_t)256 << 10)   /* smaller posts count as slow: no probe */
 static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
                         const void *buf1, size_t len1);
 static int direct_open(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage)
@@ -489,7 +503,15 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
         for (int i = 0; i < sh->p; i++) t[i] = table[i];
     }
     mc_shm_post(sh, 0, buf, len);
-    if (stage) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+    if (stage & MV_STAGE_PIPE) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+    if (stage & MV_STAGE_CMA) {
+        mc_shm_vote(sh, 0, MC_VOTE_RING);
+        if ((stage & MV_POST_LOCAL) || mc_post(sh, sh->r, 0)->heap_off >= 0 ||
+            (len >= MV_CMA_PROBE_MIN && mc_cma_fast(buf, len)))
+            mc_shm_vote(sh, 0, MC_VOTE_CMA_FAST);
+    } else if (stage & MV_POST_LOCAL) {
+        mc_shm_vote(sh, 0, MC_VOTE_CMA_FAST);
+    }
     if (buf1) mc_shm_post(sh, 1, buf1, len1);
     mc_shm_post_round(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
@@ -570,7 +592,8 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
      * As allgather, CMA only while the copies stay in the cache: measured at 2 ranks with
      * malloc buffers (time against native MPI in the same run, 3 runs each), CMA 1.2-1.7x
      * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
-    int stage = nt || (pipe_unless_far && !mc_shm_far(sh)) || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST);
+    int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
+                (nt || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST) ? MV_STAGE_CMA : 0);
     if (!direct_open(sh, a->rbuf, n, NULL, stage)) return bcast_pipe(sh, a);
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
@@ -616,8 +639,9 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     /* from the counts, which every rank has alike (displacements may differ between ranks) */
     size_t mine = mc_blk_len(b, r), total = blk_total(b, p), user = total * (size_t)(p + 1);
-    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh)) ||
-                                          ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE);
+    int nt = direct_nt(sh, user);
+    int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
+                (nt || ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE) ? MV_STAGE_CMA : 0);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -672,7 +696,9 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
      * finds the node far, and always when the copies would stream; gather (uniform, its pipe
      * with the ring) from MV_RING_STAGE already (ring_stage). */
     int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
-                ring_stage(sh, !v, a->count, MV_RING_STAGE);
+                        ring_stage(sh, !v, a->count, MV_RING_STAGE)
+                    ? MV_STAGE_CMA | (is_root ? 0 : MV_POST_LOCAL)
+                    : 0;
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return gatherv_pipe(sh, a, b, hint, 0);
     if (!is_root) {
@@ -693,7 +719,8 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     const size_t *table = is_root && v ? b->dsp : NULL;
     /* CMA reads from the root's sbuf all at once, while the pipe serializes the blocks through
      * the root: measured at 2 ranks with malloc buffers, CMA is 1.2-1.4x faster at 256 KiB-16 MiB. */
-    int stage = (pipe_unless_far && !mc_shm_far(sh)) || ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER);
+    int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
+                (ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER) ? MV_STAGE_CMA : 0) | (is_root ? 0 : MV_POST_LOCAL);
     if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return scatterv_pipe(sh, a, b, hint, 0);
     if (!is_root) {
@@ -712,8 +739,9 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
-    int nt = direct_nt(sh, user), stage = nt || (pipe_unless_far && !mc_shm_far(sh)) ||
-                                          ring_stage(sh, hint != 0, hint, MV_RING_STAGE);
+    int nt = direct_nt(sh, user);
+    int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
+                (nt || ring_stage(sh, hint != 0, hint, MV_RING_STAGE) ? MV_STAGE_CMA : 0);
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
