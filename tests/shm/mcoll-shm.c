@@ -455,6 +455,50 @@ static void far_recheck(int far, int cma, int it)
     MPI_Comm_free(&c);
 }
 
+/* The same for shm_hybrid's scatterv, whose sizes differ between ranks: every 64th call
+ * starts with the direct algorithm's posting round, and once every rank votes far its
+ * blocks of 32 KiB (MV_FAR_DIRECT and up) go direct (2pm of DAV, the pipe's 2(2p-1)m). */
+static void far_recheck_v(int far, int cma, int it)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    mcoll_set_alg("scatterv", "shm_hybrid");
+    int n = 4096, calls = 0, direct = 0, limit = far && cma ? 64 * 400 : 300;
+    double *sb = malloc((size_t)n * (size_t)size * sizeof(double)), *rb = malloc((size_t)n * sizeof(double));
+    int *cnt = malloc((size_t)size * sizeof(int)), *dsp = malloc((size_t)size * sizeof(int));
+    if (!sb || !rb || !cnt || !dsp) abort();
+    for (int k = 0; k < size; k++) cnt[k] = n, dsp[k] = k * n;
+    const mc_alg_t *d = mc_alg_find(MC_SCATTERV, "shm_direct");
+    mc_cost_in_t in = {.p = size, .m = (double)n * sizeof(double), .ms = (double)n * sizeof(double), .sockets = 1};
+    for (; calls < limit && !direct; calls++, it++) {
+        for (int k = 0; k < size; k++)
+            for (int i = 0; i < n; i++) sb[(size_t)k * (size_t)n + (size_t)i] = val(it, k, i);
+        mcoll_stats_t s0, s1;
+        mcoll_stats_get("scatterv", &s0);
+        MPI_Scatterv(sb, cnt, dsp, MPI_DOUBLE, rb, n, MPI_DOUBLE, 0, c);
+        mcoll_stats_get("scatterv", &s1);
+        for (int i = 0; i < n; i++)
+            if (rb[i] != val(it, rank, i)) {
+                check("scatterv", it, i, rb[i], val(it, rank, i));
+                break;
+            }
+        uint64_t mine = s1.dav - s0.dav, sum = 0;
+        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, c);
+        direct = (double)sum == d->dav(&in);
+    }
+    mcoll_set_alg("scatterv", "auto");
+    if (direct != (far && cma)) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL far: hybrid scatterv of 32 KiB blocks on a fresh communicator, %s node%s: %s after %d calls\n",
+                   far ? "far" : "near", cma ? "" : " without CMA", direct ? "went direct" : "stayed pipes", calls);
+    } else if (rank == 0) {
+        printf("far: hybrid scatterv on a fresh communicator: %s after %d calls\n", direct ? "direct" : "pipes", calls);
+    }
+    free(sb), free(rb), free(cnt), free(dsp);
+    MPI_Comm_free(&c);
+}
+
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
@@ -545,6 +589,7 @@ static void test_far(void)
     far_allgather(far, it++, 1);
     far_pipes(far, cma);
     far_recheck(far, cma, it);
+    far_recheck_v(far, cma, it + 100000);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 

@@ -481,6 +481,8 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
  * 0.98-1.07x against 1.11-1.32x. */
 #define MV_STAGE_PIPE 1
 #define MV_STAGE_CMA 2
+/* pipe_unless_far of the direct algorithms: 1 falls back to the pipe, this to the hybrid */
+#define MV_HYBRID_UNLESS_FAR 2
 #define MV_POST_LOCAL 4
 #define MV_CMA_PROBE_MIN ((size_t)256 << 10)   /* smaller posts count as slow: no probe */
 static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
@@ -679,7 +681,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
 /* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
  * it. b is significant at the root only. */
 #define MV_GATHER_STAGE ((size_t)1 << 20) /* near, ordinary buffers: stage blocks from this size */
-static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint)
+static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, size_t hint, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, root = a->root, rc = MPI_SUCCESS;
     int is_root = r == root, v = a->coll == MC_GATHERV;   /* b->cnt is NULL off the root */
@@ -695,12 +697,13 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
      * 0.96-1.58x at 16 KiB-4 MiB. So a rank votes to stage from MV_GATHER_STAGE unless it
      * finds the node far, and always when the copies would stream; gather (uniform, its pipe
      * with the ring) from MV_RING_STAGE already (ring_stage). */
-    int stage = direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
-                        ring_stage(sh, !v, a->count, MV_RING_STAGE)
-                    ? MV_STAGE_CMA | (is_root ? 0 : MV_POST_LOCAL)
-                    : 0;
+    int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
+                (direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
+                         ring_stage(sh, !v, a->count, MV_RING_STAGE)
+                     ? MV_STAGE_CMA | (is_root ? 0 : MV_POST_LOCAL)
+                     : 0);
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
-        return gatherv_pipe(sh, a, b, hint, 0);
+        return gatherv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
         /* the root's rbuf and every rank's block (b is the root's: estimate from ours) */
@@ -722,7 +725,7 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
                 (ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER) ? MV_STAGE_CMA : 0) | (is_root ? 0 : MV_POST_LOCAL);
     if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
-        return scatterv_pipe(sh, a, b, hint, 0);
+        return scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
         if (a->count) rc = mc_peer_read_nt(sh, root, 0, off, a->rbuf, a->count, direct_nt(sh, 2 * (size_t)p * a->count));
@@ -746,7 +749,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
     if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage))
-        return alltoallv_pipe(sh, a, sb, rb, hint, 0);
+        return alltoallv_pipe(sh, a, sb, rb, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
         size_t len = mc_blk_len(rb, w);
@@ -785,6 +788,20 @@ static int far_direct(mc_shm_t *sh, size_t per_rank)
     return sh->far_all || ++sh->far_calls % MV_FAR_RECHECK == 0;
 }
 
+/* shm_hybrid's gatherv, scatterv and alltoallv send their blocks direct from MV_FAR_DIRECT
+ * bytes when the last posting round found every rank far (sh->far_all, hybrid_direct), but
+ * make no round themselves, so a program of such calls alone never saw the node change
+ * (slow state, 2 ranks, scatterv and alltoallv of 16-32 KiB blocks: 0.34-0.55x native).
+ * Their sizes differ between ranks, so the count of such calls decides (the same on every
+ * rank): every MV_FAR_RECHECK-th starts with the direct algorithm's posting round, whose
+ * votes refresh far_all, and runs direct only when every rank finds the node far, the hybrid
+ * otherwise. 10 launches each alternating, same-run ratio over native Open MPI: slow launches
+ * 0.34-0.55x -> 1.11-1.26x; the others alike (32 KiB 0.85-1.27x either way). */
+static int far_recheck_v(mc_shm_t *sh)
+{
+    return mc_shm_cma_ok(sh) && ++sh->far_calls % MV_FAR_RECHECK == 0;
+}
+
 int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
 {
     mc_shm_t *sh;
@@ -817,7 +834,8 @@ int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count))) return gatherv_direct(sh, a, &b, hint);
+    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count))) return gatherv_direct(sh, a, &b, hint, 0);
+    if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return gatherv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
     return gatherv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
 
@@ -831,6 +849,7 @@ int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
     if (how == MC_MV_DIRECT) return scatterv_direct(sh, a, &b, hint, 0);
+    if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return scatterv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
     return uniform && far_direct(sh, a->count) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
 
@@ -845,6 +864,8 @@ int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
     if (how == MC_MV_DIRECT) return alltoallv_direct(sh, a, &sb, &rb, hint, 0);
+    if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh))
+        return alltoallv_direct(sh, a, &sb, &rb, hint, MV_HYBRID_UNLESS_FAR);
     return uniform && far_direct(sh, a->count) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
                                                : alltoallv_pipe(sh, a, &sb, &rb, hint, how == MC_MV_HYBRID);
 }
