@@ -463,12 +463,6 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
 }
 
 /* ================================================================ direct (address posting) */
-/* Starts a direct op: posts buf (slot 0) and, when given, a table of p offsets in this
- * rank's data slot (peers look up where their part lies); waits for every rank's post.
- * stage: this rank votes that copies by CMA would lose to staging through the region (see
- * the callers for what was measured). Returns 1 when the op goes ahead (mc_shm_direct_agreed:
- * every post reachable, and no vote to stage unless all is zero copy); 0 after ending the op
- * (nothing was read): the caller then runs the pipe instead. */
 /* Why a rank would rather stage (direct_open's `stage`, bits): MV_STAGE_PIPE, the call is a
  * pipe that goes direct only on a far node; MV_STAGE_CMA, CMA's rate loses to the pipe here
  * (ring_stage, direct_nt, gatherv's MV_GATHER_STAGE: measured with buffers of 4 KiB pages),
@@ -481,10 +475,18 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
  * 0.98-1.07x against 1.11-1.32x. */
 #define MV_STAGE_PIPE 1
 #define MV_STAGE_CMA 2
-/* pipe_unless_far of the direct algorithms: 1 falls back to the pipe, this to the hybrid */
-#define MV_HYBRID_UNLESS_FAR 2
 #define MV_POST_LOCAL 4
 #define MV_CMA_PROBE_MIN ((size_t)256 << 10)   /* smaller posts count as slow: no probe */
+/* pipe_unless_far of the direct algorithms: 1 falls back to the pipe, this to the hybrid */
+#define MV_HYBRID_UNLESS_FAR 2
+
+/* Starts a direct op: posts buf (slot 0) and, when given, a table of p offsets in this
+ * rank's data slot (peers look up where their part lies); waits for every rank's post.
+ * stage (MV_STAGE_* bits): why this rank would rather stage through the region (see the
+ * callers for what was measured). Returns 1 when the op goes ahead (mc_shm_direct_agreed:
+ * every post reachable, and no vote to stage unless all is zero copy or, for MV_STAGE_CMA,
+ * every post fast by CMA); 0 after ending the op (nothing was read): the caller then runs
+ * the pipe instead. */
 static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
                         const void *buf1, size_t len1);
 static int direct_open(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage)
