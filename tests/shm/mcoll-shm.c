@@ -413,6 +413,27 @@ static void far_pipes(int far, int cma)
     }
 }
 
+/* Whether the node's DAV of one call (mine summed over c) is the model d's. */
+static int dav_matches(MPI_Comm c, uint64_t mine, const mc_alg_t *d, const mc_cost_in_t *in)
+{
+    uint64_t sum = 0;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, c);
+    return (double)sum == d->dav(in);
+}
+
+/* A recheck test's verdict: the calls went direct exactly when the node is far and CMA works. */
+static void recheck_verdict(const char *what, int direct, int far, int cma, int calls)
+{
+    if (direct != (far && cma)) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL far: %s on a fresh communicator, %s node%s: %s after %d calls\n", what, far ? "far" : "near",
+                   cma ? "" : " without CMA", direct ? "went direct" : "stayed pipes", calls);
+    } else if (rank == 0) {
+        printf("far: %s on a fresh communicator: %s after %d calls\n", what, direct ? "direct" : "pipes", calls);
+    }
+}
+
 /* A program that only runs pipes notices a far node too: every 64th bcast that could go
  * direct starts with the posting round (a distance sample, the votes), and once every rank
  * votes far the calls run direct (their DAV). On a fresh communicator: its own region, no
@@ -438,19 +459,10 @@ static void far_recheck(int far, int cma, int it)
                 check("bcast", it, i, buf[i], val(it, 0, i));
                 break;
             }
-        uint64_t mine = s1.dav - s0.dav, sum = 0;
-        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, c);
-        direct = (double)sum == d->dav(&in);
+        direct = dav_matches(c, s1.dav - s0.dav, d, &in);
     }
     mcoll_set_alg("bcast", "auto");
-    if (direct != (far && cma)) {
-        fails++;
-        if (rank == 0)
-            printf("FAIL far: pipe-only bcasts of 64 KiB on a fresh communicator, %s node%s: %s after %d calls\n",
-                   far ? "far" : "near", cma ? "" : " without CMA", direct ? "went direct" : "stayed pipes", calls);
-    } else if (rank == 0) {
-        printf("far: pipe-only bcasts on a fresh communicator: %s after %d calls\n", direct ? "direct" : "pipes", calls);
-    }
+    recheck_verdict("pipe-only bcasts of 64 KiB", direct, far, cma, calls);
     free(buf);
     MPI_Comm_free(&c);
 }
@@ -482,19 +494,10 @@ static void far_recheck_v(int far, int cma, int it)
                 check("scatterv", it, i, rb[i], val(it, rank, i));
                 break;
             }
-        uint64_t mine = s1.dav - s0.dav, sum = 0;
-        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, c);
-        direct = (double)sum == d->dav(&in);
+        direct = dav_matches(c, s1.dav - s0.dav, d, &in);
     }
     mcoll_set_alg("scatterv", "auto");
-    if (direct != (far && cma)) {
-        fails++;
-        if (rank == 0)
-            printf("FAIL far: hybrid scatterv of 32 KiB blocks on a fresh communicator, %s node%s: %s after %d calls\n",
-                   far ? "far" : "near", cma ? "" : " without CMA", direct ? "went direct" : "stayed pipes", calls);
-    } else if (rank == 0) {
-        printf("far: hybrid scatterv on a fresh communicator: %s after %d calls\n", direct ? "direct" : "pipes", calls);
-    }
+    recheck_verdict("hybrid scatterv of 32 KiB blocks", direct, far, cma, calls);
     free(sb), free(rb), free(cnt), free(dsp);
     MPI_Comm_free(&c);
 }
