@@ -161,7 +161,7 @@ int mc_shm_all_zero_copy(mc_shm_t *sh, int slot)
 
 int mc_shm_direct_agreed(mc_shm_t *sh, int slot)
 {
-    if (!mc_shm_all_reachable(sh, slot)) return 0;
+    if (!mc_shm_all_reachable(sh, slot) || mc_shm_voted(sh, slot, MC_VOTE_PIPE)) return 0;
     if (mc_shm_path() == MC_PATH_CMA || mc_shm_all_zero_copy(sh, slot)) return 1;
     if (mc_shm_voted(sh, slot, MC_VOTE_STAGE)) return 0;
     return !mc_shm_voted(sh, slot, MC_VOTE_RING) || mc_shm_all_voted(sh, slot, MC_VOTE_CMA_FAST);

@@ -59,6 +59,7 @@ typedef struct mc_post {
 #define MC_VOTE_FAR 2u   /* it finds the node far (mc_shm_far) */
 #define MC_VOTE_RING 4u  /* it would rather stage, unless every post moves fast by CMA (MC_VOTE_CMA_FAST) */
 #define MC_VOTE_CMA_FAST 8u /* its post moves by CMA at a copy's rate (mc_cma_fast), or peers never touch it */
+#define MC_VOTE_PIPE 16u /* the op is a pipe that goes direct only when every rank is far: zero copy too */
 
 /* A double-buffered small-payload exchange (see mc_shm_sym_begin): [2][p] slots of
  * MC_SYM_SLOT bytes in the region, and the count of exchanges so far. */
@@ -101,6 +102,8 @@ typedef struct mc_shm {
                               * (mc_shm_post_round): the same on every rank */
     uint64_t far_calls;      /* pipe calls that could have gone direct while not far_all
                               * (the same on every rank; allgatherv/shm_common.c) */
+    uint64_t far_vcalls;     /* shm_hybrid calls (gatherv, scatterv, alltoallv), counted
+                              * apart so that they do not move the pipes' rechecks */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */
@@ -341,9 +344,9 @@ int mc_shm_all_voted(mc_shm_t *sh, int slot, unsigned vote);
  * the next rank's flag (a distance sample, latency.c: every direct op takes one); then
  * sh->far_all tells whether every rank voted far. */
 void mc_shm_post_round(mc_shm_t *sh);
-/* A direct op on the posts `slot` may go ahead: every post is reachable and, unless every one
- * is zero copy, no poster voted to stage, and none voted MC_VOTE_RING unless every post is
- * fast by CMA (MCOLL_SHM_PATH=cma overrides the votes). The same answer on every rank, from
+/* A direct op on the posts `slot` may go ahead: every post is reachable, no poster voted
+ * MC_VOTE_PIPE and, unless every one is zero copy or MCOLL_SHM_PATH=cma, none voted to stage,
+ * nor MC_VOTE_RING while some post is not fast by CMA. The same answer on every rank, from
  * the posts. */
 int mc_shm_direct_agreed(mc_shm_t *sh, int slot);
 

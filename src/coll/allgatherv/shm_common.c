@@ -464,7 +464,8 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
 
 /* ================================================================ direct (address posting) */
 /* Why a rank would rather stage (direct_open's `stage`, bits): MV_STAGE_PIPE, the call is a
- * pipe that goes direct only on a far node; MV_STAGE_CMA, CMA's rate loses to the pipe here
+ * pipe that goes direct only on a far node (with zero-copy buffers too: a forced pipe stays
+ * one near); MV_STAGE_CMA, CMA's rate loses to the pipe here
  * (ring_stage, direct_nt, gatherv's MV_GATHER_STAGE: measured with buffers of 4 KiB pages),
  * waived when every post moves fast by CMA (transparent huge pages, mc_cma_fast). With
  * MV_POST_LOCAL no peer copies from or into this rank's post by CMA (gather's and scatter's
@@ -507,7 +508,7 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
         for (int i = 0; i < sh->p; i++) t[i] = table[i];
     }
     mc_shm_post(sh, 0, buf, len);
-    if (stage & MV_STAGE_PIPE) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+    if (stage & MV_STAGE_PIPE) mc_shm_vote(sh, 0, MC_VOTE_PIPE);
     if (stage & MV_STAGE_CMA) {
         mc_shm_vote(sh, 0, MC_VOTE_RING);
         if ((stage & MV_POST_LOCAL) || mc_post(sh, sh->r, 0)->heap_off >= 0 ||
@@ -801,7 +802,7 @@ static int far_direct(mc_shm_t *sh, size_t per_rank)
  * 0.34-0.55x -> 1.11-1.26x; the others alike (32 KiB 0.85-1.27x either way). */
 static int far_recheck_v(mc_shm_t *sh)
 {
-    return mc_shm_cma_ok(sh) && ++sh->far_calls % MV_FAR_RECHECK == 0;
+    return mc_shm_cma_ok(sh) && ++sh->far_vcalls % MV_FAR_RECHECK == 0;
 }
 
 int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
