@@ -396,4 +396,15 @@ static inline int mc_shm_enter(mc_ctx_t *ctx, const mc_args_t *a, mc_shm_t **sh,
 /* Working-set bound for adaptive copies: what the algorithm touches (buffers + region). */
 static inline size_t mc_shm_ws(size_t user_bytes, size_t shm_bytes) { return user_bytes + shm_bytes; }
 
+/* Buffers of a ring that a channel's slices (the pipes), a reduction's windows (MA) or a scan
+ * slot's windows go round: as many of buf bytes as min(space, MC_BUF_RING) holds, at least two.
+ * Two (yhccl's double buffering) make a writer wait for the slowest reader's slice k - 2;
+ * the ring, within one core's L2 here (MC_BUF_RING), rarely waits (README "The pipes' ring"). */
+#define MC_BUF_RING ((size_t)1 << 20)
+static inline int mc_ring_nbuf(size_t space, size_t buf)
+{
+    size_t n = (space < MC_BUF_RING ? space : MC_BUF_RING) / (buf ? buf : 1);
+    return n < 2 ? 2 : (int)n;
+}
+
 #endif

@@ -35,8 +35,8 @@ static size_t slice_of(size_t cap, size_t hint)
 }
 
 /* ================================================================ pipe engine */
-/* A writer's channel: its bytes go through two buffers of the region (shm, shm + slice),
- * slice k in buffer k % 2; `reader` reads it (-1: every other rank). */
+/* A writer's channel: its bytes go through nbuf buffers of the region (shm, shm + slice,
+ * ...), slice k in buffer k % nbuf; `reader` reads it (-1: every other rank). */
 typedef struct {
     char *shm;
     const char *src;
@@ -155,8 +155,9 @@ static int pipe_run(mv_pipe_t *pp)
  * once its readers finished slice k - nbuf. Two buffers (yhccl's double buffering) make the
  * writer wait for every reader's slice k - 2, and at 2 ranks on this VM such pipes lost to
  * native from 64 KiB and collapsed to 0.2-0.5x in some launches of the intermediate state;
- * with a ring of up to MV_RING bytes, measured (`--alg shm_pipe`, MCOLL_SHM_FAR_NS=0,
- * intermediate launches, same-run ratio over native Open MPI, 2 buffers -> ring): bcast
+ * with a ring of up to MC_BUF_RING bytes (mc_ring_nbuf), measured (`--alg shm_pipe`,
+ * MCOLL_SHM_FAR_NS=0, intermediate launches, same-run ratio over native Open MPI, 2 buffers
+ * -> ring): bcast
  * 1-8 MiB 0.73-1.05x -> 1.59-2.53x, allgather 512 KiB-4 MiB 0.21-0.87x -> 1.23-1.54x,
  * gather 512 KiB-2 MiB 0.24-1.87x -> 2.23-2.33x, scatter 1-8 MiB 0.21-0.87x -> 1.62-1.91x,
  * alltoall 512 KiB-4 MiB 0.21-1.00x -> 1.36-1.52x; 16-128 KiB the same. Beyond the cache
@@ -165,14 +166,13 @@ static int pipe_run(mv_pipe_t *pp)
  * streams. So the ring serves calls within the cache, and only when every rank computes the
  * same working set (writer and reader must agree on nbuf): not gatherv, scatterv, alltoallv,
  * whose ranks know only their own counts. */
-#define MV_RING ((size_t)1 << 20)
 static void pipe_init(mv_pipe_t *pp, mc_shm_t *sh, size_t space, size_t slice, size_t user_bytes, size_t shm_bytes,
                       int agreed)
 {
     *pp = (mv_pipe_t){.sh = sh, .slice = slice, .nbuf = 2};
     pp->W = mc_shm_ws(user_bytes, shm_bytes);
     pp->C = mc_cache_capacity(sh->p);
-    if (agreed && slice && pp->W <= pp->C) pp->nbuf = max_sz(2, min_sz(space, MV_RING) / slice);
+    if (agreed && slice && pp->W <= pp->C) pp->nbuf = (size_t)mc_ring_nbuf(space, slice);
 }
 
 static void pipe_local(mv_pipe_t *pp, const void *src, void *dst, size_t len)

@@ -81,7 +81,7 @@ static int red2_last(const mc_red_t *red, const void *in, void *inout, size_t n,
  * red3 into rbuf) or reduces in place (allreduce/reduce). Level 2 (m > 1 sockets): after all
  * level-1 steps of the window, rank r reduces piece r across the m partials (into its rbuf,
  * or into partial 0). Copy-out (allreduce: every rank, reduce: root) of window w happens
- * after the reductions of window w+1 (two buffers or more: a ring, MA_RING), so it overlaps them.
+ * after the reductions of window w+1 (two buffers or more: a ring, mc_ring_nbuf), so it overlaps them.
  *
  * On a far node (mc_shm_far) every write into the region streams (mc_copy_nt, mc_red3_nt):
  * each slice is handed to another core next, and there a line read from memory beats one
@@ -276,17 +276,15 @@ static void ma_copyout(ma_t *e, size_t w, size_t lw)
  * step 0 of window w rewrites buffer w % nbuf once every rank has copied window w - nbuf out,
  * so with two buffers (yhccl's double buffering) a rank that runs ahead waits for the slowest
  * rank's copy-out of the window before last; with a ring it rarely waits. Each rank's share
- * of the ring (the m slots of every window it writes first) is at most MA_RING, one core's
+ * of the ring (the m slots of every window it writes first) is at most MC_BUF_RING, one core's
  * L2 here; the copy-out still trails the reductions by one window. Measured at 2 ranks, malloc
  * buffers, 6 launches each alternating, same-run ratio over native Open MPI, 2 buffers ->
  * ring of 4 / 8 (the ring's size): allreduce 1-2 MiB 1.12-1.66x -> 1.38-1.65x, 4 MiB
  * 1.35-1.63x -> 1.32-1.83x; reduce 1-4 MiB (launches outside the slow state) 1.27-1.72x ->
  * 1.62-2.35x; reduce_scatter_block 512 KiB-2 MiB blocks 2.5-3.6x (most launches) ->
  * 3.8-6.8x; 8 MiB the same or better; 4 and 8 buffers alike. */
-#define MA_RING ((size_t)1 << 20)
-
 /* Slice I (elements) and buffering: I = max(min(block, I_max), cache line), shrunk until
- * nbuf * m * p slots fit the data area (nbuf = 2 when possible, then up to MA_RING per rank).
+ * nbuf * m * p slots fit the data area (nbuf = 2 when possible, then up to MC_BUF_RING per rank).
  * 0 when not even one element per slot fits. Every rank computes the same (the ring's index
  * of a window must agree). */
 static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t ext, int *nbuf)
@@ -300,8 +298,7 @@ static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t e
         I = min_sz(I, cap / ext);
         if (*nbuf == 2) {
             size_t slot = round_up(I * ext, MC_LINE) * (size_t)m;
-            size_t ring = min_sz(MA_RING / slot, data_len / (slot * (size_t)p));
-            *nbuf = (int)min_sz(max_sz(ring, 2), 64);
+            *nbuf = mc_ring_nbuf(data_len / (size_t)p, slot);
         }
         return I;
     }
@@ -824,7 +821,7 @@ double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost
  * ranks) are done with it.
  * DAV (s bytes, p > 1): copy-in 2s(p-1); scan: + 2s (rank 0's copy) + 3s p(p-1)/2; exscan:
  * + 2s (rank 1's copy) + 3s (p-1)(p-2)/2. p = 1: scan 2s, exscan 0. */
-/* A slot's windows go round a ring of buffers of up to I_max bytes (MA_RING per rank at
+/* A slot's windows go round a ring of buffers of up to I_max bytes (MC_BUF_RING per rank at
  * most, as the MA windows), not two halves: the writer reuses buffer w % nbuf once the
  * higher ranks are done with window w - nbuf. Measured at 2 ranks, malloc buffers, 5
  * launches each alternating, same-run ratio over native Open MPI, launches outside the slow
@@ -839,7 +836,7 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
     *nbuf = half >= ext ? 2 : 1;
     if (*nbuf == 1) return slot;
     size_t buf = max_sz(min_sz(half, imax) / MC_LINE * MC_LINE, ext);
-    *nbuf = (int)min_sz(max_sz(min_sz(slot / buf, MA_RING / buf), 2), 64);
+    *nbuf = mc_ring_nbuf(slot, buf);
     return buf;
 }
 
