@@ -6,6 +6,7 @@
 #include "heap.h"
 #include "shm.h"
 #include "../core/config.h"
+#include "../core/log.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -182,10 +183,20 @@ static int cma_measure(const char *buf, size_t len)
     return t < CMA_FAST_RATIO * ref;
 }
 
+/* MCOLL_SHM_CMA_FAST: -1 measure (auto), 0 never fast, 1 always fast. */
+static int cma_mode;
+static void cma_mode_parse(void)
+{
+    const char *m = mc_cfg()->shm_cma_fast;
+    cma_mode = !strcmp(m, "1") ? 1 : !strcmp(m, "0") ? 0 : -1;
+    if (cma_mode < 0 && strcmp(m, "auto")) mc_warn("ignoring MCOLL_SHM_CMA_FAST=%s: expected auto, 1 or 0", m);
+}
+
 int mc_cma_fast(const void *buf, size_t len)
 {
-    const char *mode = mc_cfg()->shm_cma_fast;
-    if (!strcmp(mode, "0") || !strcmp(mode, "1")) return mode[0] == '1';
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, cma_mode_parse);
+    if (cma_mode >= 0) return cma_mode;
     if (!len) return 1;
     uintptr_t lo = (uintptr_t)buf, hi = lo + len;
     pthread_mutex_lock(&cma_lock);

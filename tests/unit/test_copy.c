@@ -223,6 +223,13 @@ static int child_main(const char *what)
     } else if (!strcmp(what, "nt-bogus")) {
         const char *k = mc_copy_nt_kind();   /* warns, then takes the best supported */
         CHECK(mc_copy_nt_force("auto") == 0 && !strcmp(k, mc_copy_nt_kind()), "MCOLL_SHM_NT=bogus: kind %s, auto is %s", k, mc_copy_nt_kind());
+    } else if (!strcmp(what, "cma-1") || !strcmp(what, "cma-bogus")) {
+        /* =1: every buffer counts fast, unmeasured; =bogus: a warning, then auto (measured:
+         * 4 KiB pages are slow) */
+        char *b = thp_buffer(0);
+        int want = !strcmp(what, "cma-1"), got = b ? mc_cma_fast(b, (size_t)4 << 20) : -1;
+        CHECK(got == want, "MCOLL_SHM_CMA_FAST for %s: fast %d, want %d", what, got, want);
+        free(b);
     } else if (!strcmp(what, "profile")) {
         /* the profile's capacity (cache.adaptive, set by hand) replaces the topology's, for every p */
         for (int p = 1; p <= 64; p *= 2)
@@ -322,6 +329,8 @@ int main(int argc, char **argv)
     test_cma_rate();
     run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
     run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
+    run_child(argv[0], "cma-1", "MCOLL_SHM_CMA_FAST", "1");
+    run_child(argv[0], "cma-bogus", "MCOLL_SHM_CMA_FAST", "bogus");
     /* the profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
     char prof[] = "/tmp/mcoll-unit-copy-profile-XXXXXX", err[256];
     int fd = mkstemp(prof);
