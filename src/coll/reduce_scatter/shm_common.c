@@ -71,6 +71,12 @@ static int red2_last(const mc_red_t *red, const void *in, void *inout, size_t n,
     return mc_red2(red, in, inout, n);
 }
 
+/* I_max: the largest slice or window of the MA engine and of scan (MCOLL_SHM_SLICE). */
+static size_t slice_max(void)
+{
+    return mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : (size_t)128 << 10;
+}
+
 /* ================================================================ movement-avoiding engine
  *
  * Level 1 (every socket s of n_s ranks, or the whole node as one socket): at step j member t
@@ -289,7 +295,7 @@ static void ma_copyout(ma_t *e, size_t w, size_t lw)
  * of a window must agree). */
 static size_t ma_slice_elems(size_t data_len, int p, int m, size_t blk, size_t ext, int *nbuf)
 {
-    size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
+    size_t imax = slice_max();
     size_t ib = max_sz(min_sz(blk * ext, imax), MC_CL);
     size_t I = max_sz(ib / ext, 1);
     for (*nbuf = 2; *nbuf >= 1; (*nbuf)--) {
@@ -429,7 +435,7 @@ double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h,
 {
     mc_cost_in_t c = *in;
     if (!socket_aware) c.sockets = 1;
-    double imax = mc_cfg()->shm_slice > 0 ? (double)mc_cfg()->shm_slice : 131072.0;
+    double imax = (double)slice_max();
     double windows = in->m > 0 ? in->m / (in->p * imax) : 0;
     windows = windows < 1 ? 1 : windows + 1;
     double syncs = socket_aware && in->sockets > 1 ? (double)in->p / in->sockets + 1 : in->p;
@@ -831,7 +837,7 @@ double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost
 static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
 {
     (void)ctx;
-    size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
+    size_t imax = slice_max();
     size_t half = slot / 2 / MC_LINE * MC_LINE;
     *nbuf = half >= ext ? 2 : 1;
     if (*nbuf == 1) return slot;
@@ -848,7 +854,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     int p = sh->p, r = sh->r;
     size_t ext = a->extent, n = a->count;
     size_t half = scan_half(ctx, mc_shm_slot(sh), ext, &nbuf);
-    size_t imax = mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : 128 << 10;
+    size_t imax = slice_max();
     size_t wn = max_sz(min_sz(half, imax) / ext, 1), nwin = (n + wn - 1) / wn;
     size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
     int writer = r < p - 1, need = exclusive ? r : r + 1; /* inputs 0..need-1 make my result */
@@ -909,7 +915,7 @@ double mc_sr_scan_dav(int exclusive, const mc_cost_in_t *in)
 
 double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    double imax = mc_cfg()->shm_slice > 0 ? (double)mc_cfg()->shm_slice : 131072.0;
+    double imax = (double)slice_max();
     double windows = in->m / imax + 1;
     return windows * h->alpha + in->m * 2 * h->beta + in->m * (in->p - 1) * h->gamma;
 }
