@@ -250,6 +250,13 @@ int mc_cache_shared(int p)
     return caps.llc_pus >= p;
 }
 
+int mc_handover_nt(size_t W, size_t C, int p)
+{
+    if (W > C) return 1;
+    pthread_once(&caps_once, caps_read);
+    return W < (size_t)p * caps.l2;
+}
+
 size_t mc_cache_capacity(int p)
 {
     long forced = mc_cfg()->shm_cache;

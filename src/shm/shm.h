@@ -235,6 +235,23 @@ void mc_copy_nt(void *dst, const void *src, size_t n);   /* streaming stores + s
  * (nontemporal != 0) and the algorithm's working set W exceeds the cache capacity C;
  * t-copy otherwise. */
 void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, size_t W, size_t C);
+/* Whether a writer streams what it hands to another core through the region (a pipe's
+ * slice, a scan's window): beyond the cache capacity (W > C, Algorithm 1), and while the
+ * call's working set stays below the ranks' L2s together (W < p L2). In that band the reader
+ * takes each slice right after it was written, from the writer's private cache, by a
+ * cross-core transfer that moves 6.5-8.5 GB/s on this VM; streamed, the slice comes from
+ * memory at 19-24 GB/s. Between the two, temporal stores won. The VM measured (AMD EPYC,
+ * family 25) has hwloc report one L3 shared by both cores, yet lines move between them
+ * slowly; where cores do share a fast L3 the band may cost (no such machine here).
+ * Measured at 2 ranks, malloc buffers, near node (line fetch 50 ns), 4 launches each
+ * alternating, same-run ratio over native Open MPI, temporal copy-in at every size against
+ * streaming at every size (the band is where the second won): bcast pipe
+ * 64-256 KiB 0.66-0.85x -> 1.07-1.28x, 512 KiB 0.96-1.20x -> 1.35-1.38x, 1-2 MiB 1.80-2.38x
+ * -> 1.41-1.55x; allgather and alltoall pipes 64-128 KiB 0.68-0.82x -> 0.75-1.06x, 512 KiB-2
+ * MiB 1.34-1.53x -> 0.92-1.06x; gather 32-128 KiB 0.72-1.14x -> 1.11-1.50x; scan 16-256 KiB
+ * 1.1-1.6x -> 1.6-2.2x, 512 KiB-8 MiB 1.9-2.8x -> 1.3-2.0x; exscan 64-256 KiB 0.62-0.85x ->
+ * 0.97-1.16x, 512 KiB 0.90-1.44x -> 1.21-1.41x, 1-8 MiB 2.1-2.8x -> 1.3-1.7x. */
+int mc_handover_nt(size_t W, size_t C, int p);
 /* Building blocks of other streaming kernels (mc_red3_nt), which count their own DAV: n
  * bytes (a multiple of MC_CL) to dst (MC_CL aligned) with the current variant's streaming
  * stores, no fence, nothing counted; mc_stream_fence() orders them before later stores. */
@@ -406,5 +423,11 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
     size_t n = (space < MC_BUF_RING ? space : MC_BUF_RING) / (buf ? buf : 1);
     return n < 2 ? 2 : (int)n;
 }
+
+/* Cost models: how many times a plain copy's time a byte takes when one core copies it out of
+ * the region right after another core wrote it there, within the caches (bcast's pipe, a
+ * scan's first window; the measurements are at their cost functions). This VM's cores hand
+ * lines over slowly (mc_handover_nt); where they share a fast last-level cache less. */
+#define MC_XCORE 2.0
 
 #endif

@@ -24,6 +24,7 @@
  * Usage: mcoll-shm dav|hygiene|kill|race|far [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
 #include "core/config.h"
 #include "core/mc.h"
+#include "core/topo.h"
 #include "mcoll.h"
 #include "shm/heap.h"
 #include "shm/shm.h"
@@ -502,6 +503,81 @@ static void far_recheck_v(int far, int cma, int it)
     MPI_Comm_free(&c);
 }
 
+/* A scan of 16 KiB per rank and more begins with the far votes (its distance sample too):
+ * once every rank finds the node far it runs the point-to-point chain (no DAV counted), near
+ * it stays on the region (its DAV model). On a fresh communicator: no samples yet. */
+static void far_scan(int far, int it)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    int n = 8192, calls = 0, chain = 0, limit = far ? 300 : 100;
+    double *s = malloc((size_t)n * sizeof(double)), *r = malloc((size_t)n * sizeof(double));
+    if (!s || !r) abort();
+    const mc_alg_t *d = mc_alg_find(MC_EXSCAN, "shm");
+    mc_cost_in_t in = {.p = size, .m = (double)n * sizeof(double), .ms = (double)n * sizeof(double), .sockets = 1};
+    mcoll_set_alg("exscan", "shm");
+    for (; calls < limit && !chain; calls++, it++) {
+        for (int i = 0; i < n; i++) s[i] = val(it, rank, i);
+        mcoll_stats_t s0, s1;
+        mcoll_stats_get("exscan", &s0);
+        MPI_Exscan(s, r, n, MPI_DOUBLE, MPI_SUM, c);
+        mcoll_stats_get("exscan", &s1);
+        for (int i = 0; rank > 0 && i < n; i++) {
+            double w = 0;
+            for (int k = 0; k < rank; k++) w += val(it, k, i);
+            if (r[i] != w) {
+                check("exscan", it, i, r[i], w);
+                break;
+            }
+        }
+        chain = !dav_matches(c, s1.dav - s0.dav, d, &in);
+    }
+    mcoll_set_alg("exscan", "auto");
+    if (chain != far) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL far: exscan of 64 KiB on a fresh communicator, %s node: %s after %d calls\n",
+                   far ? "far" : "near", chain ? "ran the chain" : "stayed on the region", calls);
+    } else if (rank == 0) {
+        printf("far: exscan of 64 KiB on a fresh communicator: %s after %d calls\n", chain ? "chain" : "region", calls);
+    }
+    free(s), free(r);
+    MPI_Comm_free(&c);
+}
+
+/* Near, what a writer hands another core through the region streams while the call's
+ * buffers fit the cores' L2s (hwloc's topology): a bcast
+ * pipe of 64 KiB (the root's m bytes), an exscan of 64 KiB (p - 1 writers); a bcast pipe of
+ * 4 MiB (below the cache capacity, beyond the L2s) streams nothing. */
+static void near_handover(void)
+{
+    mc_topo_t t;
+    mc_topo_get(&t);
+    size_t p = (size_t)size, m = 65536, big = (size_t)4 << 20;
+    int band = t.l2 > 2 * m; /* 64 KiB: the calls' buffers (2pm) within p L2 */
+    const struct { mc_coll_t c; const char *alg; size_t n, unit, want; } cs[] = {
+        {MC_BCAST, "shm_pipe", m, 1, band ? m : 0},
+        {MC_EXSCAN, "shm", m / 8, 8, band ? (p - 1) * m : 0},
+        {MC_BCAST, "shm_pipe", big, 1, 0}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *name = mc_coll_name(cs[i].c);
+        if (cs[i].n * cs[i].unit * 2 * p > mc_cache_capacity(size)) continue;
+        mcoll_set_alg(name, cs[i].alg);
+        call(cs[i].c, cs[i].n); /* warm */
+        uint64_t before = mc_nt_bytes, mine, sum = 0;
+        call(cs[i].c, cs[i].n);
+        mine = mc_nt_bytes - before;
+        mcoll_set_alg(name, "auto");
+        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (sum != cs[i].want) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL near: %s %s of %zu KiB streamed %llu bytes, expected %zu (L2 %zu)\n", name,
+                       cs[i].alg, cs[i].n * cs[i].unit >> 10, (unsigned long long)sum, cs[i].want, t.l2);
+        }
+    }
+}
+
 static void test_far(void)
 {
     long limit = mc_cfg()->shm_far_ns;
@@ -593,6 +669,8 @@ static void test_far(void)
     far_pipes(far, cma);
     far_recheck(far, cma, it);
     far_recheck_v(far, cma, it + 100000);
+    far_scan(far, it + 200000);
+    if (!far) near_handover();
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 

@@ -234,7 +234,7 @@ static void test_shm_mapping(const mc_profile_t *d)
     big.m = big.ms = 64 << 20;
     for (int m = 0; m < MC_NMODELS; m++) {
         /* pipe: 2 syncs + 2 beta * 1.25 m, the readers' copies of lines the root just wrote
-         * counted twice (MV_BCAST_XCORE); working set (DAV 2pm) / 2 = 4 KiB: in the caches */
+         * counted twice (MC_XCORE); working set (DAV 2pm) / 2 = 4 KiB: in the caches */
         NEAR(mc_cost_eval(pipe, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small), 2e-6 + 2 * 2.5 * 1024 / 8e9);
         /* scatterv direct: 2 syncs + one CMA read per rank: xmap + m / cma_bw (p = 4: two readers
          * per root buffer, 2m); the call's 256 MiB exceed the caches (8 MiB + 4 x 1 MiB): CMA
@@ -267,6 +267,25 @@ static void test_shm_mapping(const mc_profile_t *d)
         r.c_copy = 0;
         if (lin) NEAR(mc_cost_eval(lin, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small),
                       mc_cost_eval(lin, (mc_model_t)m, &r, MC_LEVEL_INTRA, &small));
+    }
+    /* scan / exscan shm, p = 2, 256 KiB: windows of I_max = 128 KiB, 2 beta a byte = 1 / c_copy
+     * (working set 2pm = 1 MiB: in the caches); (n + 1) syncs, the first window copied in,
+     * its copy-out MC_XCORE = 2 times a copy plus the folds (scan 1, exscan none: rank 1 copies
+     * x_0), then the second window's (one copy + folds). gamma = 1 / 4 GB/s (built-in). */
+    const mc_alg_t *scan = mc_alg_find(MC_SCAN, "shm"), *exscan = mc_alg_find(MC_EXSCAN, "shm");
+    CHECK(scan && exscan, "scan and exscan shm registered");
+    if (scan && exscan) {
+        double I = 128 * 1024, c = I / 4e9, g = I * p.gamma;
+        mc_cost_in_t s2 = {.p = 2, .m = 2 * I, .ms = 2 * I, .radix = 4, .sockets = 1};
+        NEAR(mc_cost_eval(exscan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + 2 * c + c);
+        NEAR(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + (2 * c + g) + (c + g));
+        /* 192 KiB: the second window holds half as much */
+        s2.m = s2.ms = 1.5 * I;
+        NEAR(mc_cost_eval(exscan, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + 2 * c + c / 2);
+        /* one window of 64 KiB at p = 3: exscan folds once, scan twice */
+        mc_cost_in_t s3 = {.p = 3, .m = I / 2, .ms = I / 2, .radix = 4, .sockets = 1};
+        NEAR(mc_cost_eval(exscan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g / 2));
+        NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g));
     }
     small.xmap = -1; /* buffers in the shared heap: no CMA, a plain copy at the cache rate */
     NEAR(mc_cost_eval(direct, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &small), 3e-6 + 2 * 1024 * 0.75 / 8e9);

@@ -63,6 +63,7 @@ typedef struct {
     const char *lsrc;          /* own block, copied in slices alongside (skipped in place) */
     char *ldst;
     size_t llen;
+    int nt_in;                 /* copy-ins stream (mc_handover_nt) */
 } mv_pipe_t;
 
 /* Small channels (one slice of at most MC_INLINE bytes) travel in the writer's STEP flag
@@ -71,13 +72,13 @@ static char *inline_buf(mc_shm_t *sh, int writer) { return (char *)mc_flag(sh, M
 
 /* Step k: before refilling buffer k % nbuf a writer waits until its readers finished slice
  * k - nbuf (their AUX flag reached k - nbuf + 1); after copying it publishes STEP = k + 1.
- * The copy-in is non-temporal too once the call's working set exceeds the cache (adaptive
- * copy with t = 1), although another core reads the slice right after: a line left modified
- * in the writer's cache reaches the reader by a cross-core transfer, which here moves 6.5-8.5
- * GB/s against 19-24 GB/s from memory after streaming stores (4-8 MiB through a ring of
- * 64 KiB chunks, one core writing, the other summing). Measured at 2 ranks, malloc buffers,
- * staged shm_direct, same-run ratio over native Open MPI, temporal against streaming copy-in:
- * allgather 16 MiB 1.59x against 1.74x, and 0.49-0.59x against 1.96-2.28x in the runs whose
+ * The copy-in streams (mc_handover_nt) while the call's working set fits the cores' L2s and
+ * once it exceeds the cache, although another core reads the slice right after: a line left
+ * modified in the writer's cache reaches the reader by a cross-core transfer, which here
+ * moves 6.5-8.5 GB/s against 19-24 GB/s from memory after streaming stores (4-8 MiB through
+ * a ring of 64 KiB chunks, one core writing, the other summing). Measured beyond the cache
+ * at 2 ranks, malloc buffers, staged shm_direct, same-run ratio over native Open MPI,
+ * temporal against streaming copy-in: allgather 16 MiB 1.59x against 1.74x, and 0.49-0.59x against 1.96-2.28x in the runs whose
  * flag exchange took 0.37 us (the state in which cross-core transfers are slow); bcast 32 MiB
  * 1.21-1.46x against 1.76-2.18x; alltoall 8 MiB 0.43-1.26x against 1.34-1.39x. */
 static void pipe_write(mv_pipe_t *pp, size_t k)
@@ -93,8 +94,9 @@ static void pipe_write(mv_pipe_t *pp, size_t k)
             if (o->reader < 0) mc_shm_wait_all(sh, MC_F_AUX, done);
             else mc_shm_wait(sh, MC_F_AUX, o->reader, done);
         }
-        mc_copy_adaptive(o->shm + (k % pp->nbuf) * pp->slice, o->src + off, min_sz(pp->slice, o->len - off), 1,
-                         pp->W, pp->C);
+        char *dst = o->shm + (k % pp->nbuf) * pp->slice;
+        if (pp->nt_in) mc_copy_nt(dst, o->src + off, min_sz(pp->slice, o->len - off));
+        else mc_copy_t(dst, o->src + off, min_sz(pp->slice, o->len - off));
         any = 1;
     }
     if (any) mc_shm_set(sh, MC_F_STEP, (uint32_t)(k + 1));
@@ -131,6 +133,7 @@ static void pipe_steps(mv_pipe_t *pp)
     size_t K = max_sz(max_sz(kout, kl), kin ? kin + 1 : 0);
     int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
     for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
+    pp->nt_in = mc_handover_nt(pp->W, pp->C, sh->p);
     if (kout && inl) mc_shm_quiesce_inline(sh);
     else if (kout) mc_shm_quiesce(sh);
     for (size_t k = 0; k < K; k++) {

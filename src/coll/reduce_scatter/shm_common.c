@@ -1,8 +1,10 @@
 /* Shared-memory reductions: MA (flat and socket-aware), DPML-like, direct, and the windowed
  * scan. See shm_common.h for the vocabulary (windows, pieces, destinations). */
 #include "shm_common.h"
+#include <math.h>
 #include "../../core/config.h"
 #include "../../p2p/p2p.h"
+#include "../scan/prefix.h"
 
 static size_t round_up(size_t x, size_t a)
 {
@@ -846,6 +848,15 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
     return buf;
 }
 
+/* A scan hands every window over through another core's cache; in the VM's slow state
+ * (latency.c: a far node) that loses to the point-to-point chain at every size measured
+ * (2 ranks, malloc buffers, flag exchange 0.39-0.48 us, same-run over native Open MPI:
+ * exscan 16 KiB-4 MiB 0.14-0.56x, scan 0.47-0.95x, `linear` 0.98-1.0x and 0.85-0.90x).
+ * From SCAN_FAR_MIN bytes per rank a call therefore begins with the far votes (one flag
+ * exchange, whose wait is also the distance sample the scan otherwise never takes) and runs
+ * the chain (mc_prefix_linear) when every rank finds the node far. */
+#define SCAN_FAR_MIN ((size_t)16 << 10)
+
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
 {
     mc_shm_t *sh;
@@ -858,10 +869,27 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     size_t wn = max_sz(min_sz(half, imax) / ext, 1), nwin = (n + wn - 1) / wn;
     size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
     int writer = r < p - 1, need = exclusive ? r : r + 1; /* inputs 0..need-1 make my result */
+    /* the windows handed over stream below the L2s by the user buffers' bytes (mc_handover_nt;
+     * an exscan's rank 0 writes no result, its rank p - 1 reads no input of its own); beyond
+     * the cache they stay temporal (streamed, scan of 16-32 MiB ran 3.2-6.8x native against
+     * 3.5-8.1x, one launch each) */
+    size_t user = 2 * n * ext * (size_t)(exclusive ? p - 1 : p);
+    int handover_nt = user <= C && mc_handover_nt(user, C, p);
     mc_red_t red;
     mc_red_init(&red, a);
     mc_shm_begin(sh);
-    if (writer && nwin) mc_shm_quiesce(sh);
+    uint32_t base = 1; /* STEP of window 0 */
+    if (p > 1 && n * ext >= SCAN_FAR_MIN) {
+        mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
+        mc_shm_post_round(sh);
+        if (sh->far_all) {
+            mc_shm_end(sh);
+            return mc_prefix_linear(ctx, a, exclusive);
+        }
+        base = 2;
+    } else if (writer && nwin) {
+        mc_shm_quiesce(sh);
+    }
     for (size_t w = 0; w < nwin && rc == MPI_SUCCESS; w++) {
         size_t lo = w * wn, len = min_sz(wn, n - lo), b = w % (size_t)nbuf;
         const char *src = (const char *)a->sbuf + lo * ext;
@@ -870,12 +898,15 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             mc_shm_end(sh);
             mc_shm_begin(sh);
             mc_shm_quiesce(sh);
+            base = 1;
         }
-        uint32_t step = (uint32_t)(w % (MC_STEP_MAX - 1)) + 1;
+        uint32_t step = (uint32_t)(w % (MC_STEP_MAX - 1)) + base;
         if (writer) {
-            if (step > (uint32_t)nbuf)
+            if (step >= (uint32_t)nbuf + base)
                 for (int x = r + 1; x < p; x++) mc_shm_wait(sh, MC_F_AUX, x, step - (uint32_t)nbuf);
-            mc_copy_adaptive(mc_shm_slot_of(sh, r) + b * half, src, len * ext, 0, W, C);
+            char *slot = mc_shm_slot_of(sh, r) + b * half;
+            if (handover_nt) mc_copy_nt(slot, src, len * ext);
+            else mc_copy_t(slot, src, len * ext);
             mc_shm_set(sh, MC_F_STEP, step);
         }
         if (!exclusive && r == 0) {
@@ -913,9 +944,26 @@ double mc_sr_scan_dav(int exclusive, const mc_cost_in_t *in)
     return 2 * s * (p - 1) + 2 * s + 1.5 * s * p * (p - 1);
 }
 
+/* The last rank's path: windows of I = min(s, I_max) bytes; the first is copied in (2 beta a
+ * byte), then combined from the slots while the writers copy in the next (a pipeline, one
+ * flag round a window). Its folds: scan p - 1 (red3 and red2s), exscan p - 2 (rank 1 of an
+ * exscan only copies x_0). The first window's hand-over (written by one core, then read by
+ * another, with nothing to overlap) counts MC_XCORE copies within the caches, the later
+ * windows' one. Measured at 2 ranks (malloc buffers, hot, Open MPI, `--alg linear,shm`,
+ * exscan: no fold) against the built-in profile's 2 beta = 1/25 GB/s: with temporal copy-in,
+ * 32 KiB 4.6 us (model 4.3), 64 KiB 9.4 (8.3), 128 KiB 16.8 (16.1), 256 KiB 20 (21.6), 1 MiB
+ * 41 (54); with the hand-overs streamed below the L2s (mc_handover_nt) 4.1, 7.6, 13.3, 27
+ * and 38 us, 4 MiB 158 (185). Charging every window's copy-out once, as before, gave 2.9 us
+ * at 64 KiB and 10.9 at 128 KiB, and MC_XCORE for every window 91 us at 1 MiB. Exscan then
+ * goes to `shm` at every size at 2 ranks with the built-in profile, which measured 1.1-1.6x
+ * native at 16-64 KiB, 0.98-1.06x at 128-256 KiB (where `linear` ran 0.98-0.99x), 1.3-1.4x
+ * at 512 KiB and 1.7-3.1x at 1-4 MiB; `linear` ran 0.95-1.0x throughout. */
 double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    double imax = (double)slice_max();
-    double windows = in->m / imax + 1;
-    return windows * h->alpha + in->m * 2 * h->beta + in->m * (in->p - 1) * h->gamma;
+    if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
+    double I = in->m < (double)slice_max() ? in->m : (double)slice_max();
+    double n = ceil(in->m / I), folds = exclusive ? in->p - 2 : in->p - 1;
+    double copy = 2 * h->beta, fold = folds * h->gamma; /* a byte */
+    double first = I * (copy * (in->far ? 1 : MC_XCORE) + fold), later = (in->m - I) * (copy + fold);
+    return (n + 1) * h->alpha + I * copy + first + later;
 }
