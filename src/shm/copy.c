@@ -222,7 +222,7 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 
 /* The cache sizes, read from the topology once (every shared-memory call asks), and the
  * capacity MCOLL_PROFILE gives (0 = none). */
-static struct { size_t llc, l2, profiled; int add_l2, llc_pus; } caps;
+static struct { size_t llc, l2, profiled; int add_l2; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 int mc_llc_credible(size_t llc, int pus)
@@ -240,14 +240,7 @@ static void caps_read(void)
     /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
     caps.add_l2 = known && t.llc_inclusive == 0 && t.llc_level > 2 && t.l2;
-    caps.llc_pus = t.llc ? t.llc_pus : 0;
     caps.profiled = (size_t)mc_profile_active()->adapt_c;
-}
-
-int mc_cache_shared(int p)
-{
-    pthread_once(&caps_once, caps_read);
-    return caps.llc_pus >= p;
 }
 
 int mc_handover_nt(size_t W, size_t C, int p)

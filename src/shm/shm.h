@@ -267,9 +267,6 @@ int mc_llc_credible(size_t llc, int pus);
  * capacity of MCOLL_PROFILE (cache.adaptive) replaces it, MCOLL_SHM_CACHE overrides both. An
  * LLC hwloc does not find, or one that is not credible, counts as 32 MiB. */
 size_t mc_cache_capacity(int p);
-/* Whether p ranks can share one last-level cache instance (hwloc: PUs per LLC >= p). When
- * not, data one rank writes reaches another through the fabric, not a cache they share. */
-int mc_cache_shared(int p);
 /* Kernel variants, for tests and mcoll-info: "avx512", "avx2", "sse2", "scalar". */
 const char *mc_copy_nt_kind(void);
 int mc_copy_nt_force(const char *kind);  /* 0 ok, -1 unknown or unsupported on this CPU */

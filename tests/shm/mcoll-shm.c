@@ -576,6 +576,38 @@ static void near_handover(void)
                        cs[i].alg, cs[i].n * cs[i].unit >> 10, (unsigned long long)sum, cs[i].want, t.l2);
         }
     }
+    /* zero-copy allreduce results are pushed, whatever the topology: every rank streams its
+     * chunk's result into the p rbufs (p s bytes in all) */
+    if (!mc_heap_shareable()) return;
+    int n = 8192;
+    double *x = mcoll_malloc((size_t)n * sizeof(double)), *y = mcoll_malloc((size_t)n * sizeof(double));
+    if (!x || !y) abort();
+    mcoll_set_alg("allreduce", "shm_direct");
+    uint64_t mine = 0, sum = 0;
+    for (int k = 0; k < 2; k++) { /* the first call maps the peers' heap segments */
+        for (int i = 0; i < n; i++) x[i] = val(k, rank, i);
+        uint64_t before = mc_nt_bytes;
+        MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        mine = mc_nt_bytes - before;
+        for (int i = 0; i < n; i++) {
+            double w = 0;
+            for (int q = 0; q < size; q++) w += val(k, q, i);
+            if (y[i] != w) {
+                check("zero-copy allreduce", k, i, y[i], w);
+                break;
+            }
+        }
+    }
+    mcoll_set_alg("allreduce", "auto");
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (sum != p * (size_t)n * sizeof(double)) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL near: zero-copy allreduce of 64 KiB streamed %llu bytes, expected %zu (pushed)\n",
+                   (unsigned long long)sum, p * (size_t)n * sizeof(double));
+    }
+    mcoll_free(x);
+    mcoll_free(y);
 }
 
 static void test_far(void)

@@ -741,15 +741,17 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     size_t W = mc_shm_ws(s * (size_t)p + (job->dest == MC_SR_ALL ? s * (size_t)p : s), 0);
     size_t C = mc_cache_capacity(p);
     d.nt = W > C;
-    /* Streaming allreduce results, with pointers to every rbuf: push them (each result is
-     * written once to every rbuf, never read back) instead of every rank reading the others'
-     * chunks from their rbufs. Below the cache pulling is better when the ranks share the
-     * last-level cache: a chunk just written stays in its writer's cache, and one cross-core
-     * read brings it over. When they do not (hwloc: one LLC instance per core), that read
-     * crosses the fabric and finds the line modified in another cache: measured at 2 ranks
-     * on such a VM (AMD EPYC, heap buffers), pushing took 3.3-37 us from 32 KiB to 1 MiB
-     * against 5.0-101 us pulling, 0.46-1.3 ms against 0.81-1.6 ms at 8-16 MiB. */
-    int push = job->dest == MC_SR_ALL && (d.nt || !mc_cache_shared(p)) && mc_shm_all_zero_copy(sh, 1);
+    /* Allreduce results, with pointers to every rbuf: push them with streaming stores (each
+     * result is written once to every rbuf, never read back) instead of every rank reading
+     * the others' chunks from their rbufs, which finds each line modified in its writer's
+     * cache (mc_handover_nt). Measured at 2 ranks, heap buffers: on a VM whose hwloc gives
+     * each core its own LLC (AMD EPYC family 26) pushing took 3.3-37 us from 32 KiB to 1 MiB
+     * against 5.0-101 us pulling, 0.46-1.3 ms against 0.81-1.6 ms at 8-16 MiB; on one whose
+     * hwloc reports an L3 shared by both cores (family 25), where a pull was expected to win
+     * below the cache, the push still did (5 launches each alternating, same-run over native
+     * Open MPI: 32-512 KiB 2.6-3.5x -> 4.1-4.9x, 1-2 MiB 2.6-2.9x -> 3.3-3.7x, 4-8 MiB
+     * alike). So zero-copy results are always pushed; the pull serves CMA paths. */
+    int push = job->dest == MC_SR_ALL && mc_shm_all_zero_copy(sh, 1);
     size_t blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
     d.in = mc_malloc(sizeof(char *) * (size_t)p);
     d.scr[0] = mc_malloc(3 * blk * ext);
