@@ -222,7 +222,7 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
 
 /* The cache sizes, read from the topology once (every shared-memory call asks), and the
  * capacity MCOLL_PROFILE gives (0 = none). */
-static struct { size_t llc, l2, profiled; int add_l2; } caps;
+static struct { size_t llc, l1, l2, profiled; int add_l2; } caps;
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 
 int mc_llc_credible(size_t llc, int pus)
@@ -236,6 +236,7 @@ static void caps_read(void)
     mc_topo_get(&t);   /* on failure the sizes are 0: the default applies */
     int known = mc_llc_credible(t.llc, t.llc_pus);
     caps.llc = known ? t.llc : DEFAULT_CACHE;
+    caps.l1 = t.l1d;
     caps.l2 = t.l2;
     /* A non-inclusive LLC holds lines the private L2s do not: both add up. Unknown
      * inclusiveness counts only the LLC (the conservative choice: nt-copies start earlier). */
@@ -247,7 +248,8 @@ int mc_handover_nt(size_t W, size_t C, int p)
 {
     if (W > C) return 1;
     pthread_once(&caps_once, caps_read);
-    return W < (size_t)p * caps.l2;
+    size_t l1 = caps.l1 ? caps.l1 : (size_t)32 << 10;
+    return W >= (size_t)p * l1 && W < (size_t)p * caps.l2;
 }
 
 size_t mc_cache_capacity(int p)

@@ -236,11 +236,15 @@ void mc_copy_nt(void *dst, const void *src, size_t n);   /* streaming stores + s
  * t-copy otherwise. */
 void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, size_t W, size_t C);
 /* Whether a writer streams what it hands to another core through the region (a pipe's
- * slice, a scan's window): beyond the cache capacity (W > C, Algorithm 1), and while the
- * call's working set stays below the ranks' L2s together (W < p L2). In that band the reader
- * takes each slice right after it was written, from the writer's private cache, by a
+ * slice, a scan's window; writes of MC_FAR_NT_MIN bytes and more): beyond the cache capacity
+ * (W > C, Algorithm 1), and while the call's working set lies between the ranks' L1s and
+ * their L2s together (p L1 <= W < p L2; L1 32 KiB when hwloc does not say). In that band the
+ * reader takes each slice right after it was written, from the writer's private cache, by a
  * cross-core transfer that moves 6.5-8.5 GB/s on this VM; streamed, the slice comes from
- * memory at 19-24 GB/s. Between the two, temporal stores won. The VM measured (AMD EPYC,
+ * memory at 19-24 GB/s. Between the L2s and C temporal stores won; below the L1s the few
+ * lines cross faster than memory answers (8 B-8 KiB per rank, 4 launches each: streamed
+ * 0.5-0.8x native at 256 B-2 KiB against 1.1-2.0x, 4-8 KiB 1.7-3.5x against 2.0-6.8x; at
+ * 16 KiB alike). The VM measured (AMD EPYC,
  * family 25) has hwloc report one L3 shared by both cores, yet lines move between them
  * slowly; where cores do share a fast L3 the band may cost (no such machine here).
  * Measured at 2 ranks, malloc buffers, near node (line fetch 50 ns), 4 launches each

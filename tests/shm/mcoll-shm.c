@@ -546,18 +546,20 @@ static void far_scan(int far, int it)
 }
 
 /* Near, what a writer hands another core through the region streams while the call's
- * buffers fit the cores' L2s (hwloc's topology): a bcast
- * pipe of 64 KiB (the root's m bytes), an exscan of 64 KiB (p - 1 writers); a bcast pipe of
- * 4 MiB (below the cache capacity, beyond the L2s) streams nothing. */
+ * buffers lie between the cores' L1s and L2s (hwloc's topology): a bcast pipe of 64 KiB (the
+ * root's m bytes), an exscan of 64 KiB (p - 1 writers); a bcast pipe of a quarter of an L1
+ * (within the L1s) or of 4 MiB (beyond the L2s, below the cache capacity) streams nothing. */
 static void near_handover(void)
 {
     mc_topo_t t;
     mc_topo_get(&t);
     size_t p = (size_t)size, m = 65536, big = (size_t)4 << 20;
-    int band = t.l2 > 2 * m; /* 64 KiB: the calls' buffers (2pm) within p L2 */
+    size_t l1 = t.l1d ? t.l1d : 32768;
+    int band = t.l2 > 2 * m && l1 <= m; /* 64 KiB: the calls' buffers (2pm) within p L1 .. p L2 */
     const struct { mc_coll_t c; const char *alg; size_t n, unit, want; } cs[] = {
         {MC_BCAST, "shm_pipe", m, 1, band ? m : 0},
         {MC_EXSCAN, "shm", m / 8, 8, band ? (p - 1) * m : 0},
+        {MC_BCAST, "shm_pipe", l1 / 4, 1, 0},
         {MC_BCAST, "shm_pipe", big, 1, 0}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const char *name = mc_coll_name(cs[i].c);

@@ -238,10 +238,12 @@ static int child_main(const char *what)
         /* HWLOC_SYNTHETIC: a 512 MiB L3 per core, as a virtual machine may report: not credible */
         for (int p = 1; p <= 64; p *= 2)
             CHECK(mc_cache_capacity(p) == (size_t)32 << 20, "512 MiB L3 per core, p=%d: capacity %zu, want 32 MiB", p, mc_cache_capacity(p));
-        /* 1 MiB L2 per core: hand-overs stream below p L2 and beyond C */
-        size_t M = (size_t)1 << 20, C = mc_cache_capacity(2);
-        CHECK(mc_handover_nt(2 * M - 1, C, 2) && !mc_handover_nt(2 * M, C, 2) && !mc_handover_nt(C, C, 2) &&
-              mc_handover_nt(C + 1, C, 2) && mc_handover_nt(8 * M - 1, C, 8) && !mc_handover_nt(8 * M, C, 8),
+        /* 1 MiB L2 per core, no L1 given (32 KiB): hand-overs stream from p L1 below p L2, and
+         * beyond C */
+        size_t M = (size_t)1 << 20, K = 1024, C = mc_cache_capacity(2);
+        CHECK(!mc_handover_nt(64 * K - 1, C, 2) && mc_handover_nt(64 * K, C, 2) && mc_handover_nt(2 * M - 1, C, 2) &&
+              !mc_handover_nt(2 * M, C, 2) && !mc_handover_nt(C, C, 2) && mc_handover_nt(C + 1, C, 2) &&
+              !mc_handover_nt(256 * K - 1, C, 8) && mc_handover_nt(8 * M - 1, C, 8) && !mc_handover_nt(8 * M, C, 8),
               "hand-over streaming with private 1 MiB L2s");
     } else if (!strcmp(what, "big-llc")) {
         /* HWLOC_SYNTHETIC: a 96 MiB L3 shared by 8 cores (12 MiB each): credible, taken as it is */
@@ -251,8 +253,8 @@ static int child_main(const char *what)
         CHECK(mc_cache_capacity(2) >= (size_t)96 << 20, "96 MiB L3 shared by 8: capacity %zu", mc_cache_capacity(2));
         /* the L2s alone decide the lower band, shared LLC or not */
         size_t C = mc_cache_capacity(2), M = (size_t)1 << 20;
-        CHECK(mc_handover_nt(4096, C, 2) && !mc_handover_nt(2 * M, C, 2) && !mc_handover_nt(C, C, 2) &&
-              mc_handover_nt(C + 1, C, 2), "hand-over streaming in a shared LLC");
+        CHECK(!mc_handover_nt(4096, C, 2) && mc_handover_nt(M, C, 2) && !mc_handover_nt(2 * M, C, 2) &&
+              !mc_handover_nt(C, C, 2) && mc_handover_nt(C + 1, C, 2), "hand-over streaming in a shared LLC");
     } else if (!strcmp(what, "cache")) {
         CHECK(mc_cfg()->shm_cache == 12345, "MCOLL_SHM_CACHE parsed as %ld", mc_cfg()->shm_cache);
         test_capacity();

@@ -63,7 +63,8 @@ typedef struct {
     const char *lsrc;          /* own block, copied in slices alongside (skipped in place) */
     char *ldst;
     size_t llen;
-    int nt_in;                 /* copy-ins stream (mc_handover_nt) */
+    size_t user;               /* the call's user-buffer bytes (W without the region) */
+    int nt_in;                 /* copy-ins stream (W > C, or mc_handover_nt of the user bytes) */
 } mv_pipe_t;
 
 /* Small channels (one slice of at most MC_INLINE bytes) travel in the writer's STEP flag
@@ -95,8 +96,9 @@ static void pipe_write(mv_pipe_t *pp, size_t k)
             else mc_shm_wait(sh, MC_F_AUX, o->reader, done);
         }
         char *dst = o->shm + (k % pp->nbuf) * pp->slice;
-        if (pp->nt_in) mc_copy_nt(dst, o->src + off, min_sz(pp->slice, o->len - off));
-        else mc_copy_t(dst, o->src + off, min_sz(pp->slice, o->len - off));
+        size_t n = min_sz(pp->slice, o->len - off);
+        if (pp->nt_in && n >= MC_FAR_NT_MIN) mc_copy_nt(dst, o->src + off, n);
+        else mc_copy_t(dst, o->src + off, n);
         any = 1;
     }
     if (any) mc_shm_set(sh, MC_F_STEP, (uint32_t)(k + 1));
@@ -133,7 +135,8 @@ static void pipe_steps(mv_pipe_t *pp)
     size_t K = max_sz(max_sz(kout, kl), kin ? kin + 1 : 0);
     int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
     for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
-    pp->nt_in = mc_handover_nt(pp->W, pp->C, sh->p);
+    /* the band by the user bytes: a small message's slices are larger than the message */
+    pp->nt_in = pp->W > pp->C || mc_handover_nt(pp->user, pp->C, sh->p);
     if (kout && inl) mc_shm_quiesce_inline(sh);
     else if (kout) mc_shm_quiesce(sh);
     for (size_t k = 0; k < K; k++) {
@@ -172,7 +175,7 @@ static int pipe_run(mv_pipe_t *pp)
 static void pipe_init(mv_pipe_t *pp, mc_shm_t *sh, size_t space, size_t slice, size_t user_bytes, size_t shm_bytes,
                       int agreed)
 {
-    *pp = (mv_pipe_t){.sh = sh, .slice = slice, .nbuf = 2};
+    *pp = (mv_pipe_t){.sh = sh, .slice = slice, .nbuf = 2, .user = user_bytes};
     pp->W = mc_shm_ws(user_bytes, shm_bytes);
     pp->C = mc_cache_capacity(sh->p);
     if (agreed && slice && pp->W <= pp->C) pp->nbuf = (size_t)mc_ring_nbuf(space, slice);

@@ -907,7 +907,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             if (step >= (uint32_t)nbuf + base)
                 for (int x = r + 1; x < p; x++) mc_shm_wait(sh, MC_F_AUX, x, step - (uint32_t)nbuf);
             char *slot = mc_shm_slot_of(sh, r) + b * half;
-            if (handover_nt) mc_copy_nt(slot, src, len * ext);
+            if (handover_nt && len * ext >= MC_FAR_NT_MIN) mc_copy_nt(slot, src, len * ext);
             else mc_copy_t(slot, src, len * ext);
             mc_shm_set(sh, MC_F_STEP, step);
         }
