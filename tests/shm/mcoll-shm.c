@@ -648,8 +648,8 @@ static void test_far(void)
     mcoll_set_alg("reduce_scatter_block", "shm_ma");
     far_expect("allreduce of 1 MiB", far, far_call(MC_ALLREDUCE, n, it++), p * s);
     far_expect("reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), p * s);
-    far_expect("reduce_scatter_block of 512 KiB blocks", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / 2, it++),
-               (p - 1) * p * s / 2);
+    uint64_t rb = n / p * sizeof(double); /* reduce_scatter_block: 1 MiB of input, p blocks */
+    far_expect("reduce_scatter_block of 1 MiB", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++), (p - 1) * p * rb);
     /* ordinary buffers in shm_direct: reduce_scatter_block and reduce run the engine as
      * above; allreduce of 1 MiB, when far and with CMA, copies by CMA (the direct protocol:
      * posting round, results, done: 3 publications per rank, nothing streamed at this size) */
@@ -657,8 +657,8 @@ static void test_far(void)
     mcoll_set_alg("reduce", "shm_direct");
     mcoll_set_alg("reduce_scatter_block", "shm_direct");
     far_expect("shm_direct reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), p * s);
-    far_expect("shm_direct reduce_scatter_block of 512 KiB blocks", far,
-               far_call(MC_REDUCE_SCATTER_BLOCK, n / 2, it++), (p - 1) * p * s / 2);
+    far_expect("shm_direct reduce_scatter_block of 1 MiB", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++),
+               (p - 1) * p * rb);
     int cma = ctx && ctx->shm && ctx->shm->cma;
     mcoll_stats_t st0, st1;
     mcoll_stats_get("allreduce", &st0);

@@ -856,7 +856,10 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
  * exscan 16 KiB-4 MiB 0.14-0.56x, scan 0.47-0.95x, `linear` 0.98-1.0x and 0.85-0.90x).
  * From SCAN_FAR_MIN bytes per rank a call therefore begins with the far votes (one flag
  * exchange, whose wait is also the distance sample the scan otherwise never takes) and runs
- * the chain (mc_prefix_linear) when every rank finds the node far. */
+ * the chain (mc_prefix_linear) when any rank finds the node far: the state is the node's,
+ * and a scan's ranks reach the round in the same order every call, so a rank whose neighbour
+ * comes later may yield before it and never take a sample (3 ranks on 2 cores under MPICH:
+ * no fallback in 300 calls when every rank had to vote). Every rank reads the same votes. */
 #define SCAN_FAR_MIN ((size_t)16 << 10)
 
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
@@ -884,7 +887,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     if (p > 1 && n * ext >= SCAN_FAR_MIN) {
         mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
         mc_shm_post_round(sh);
-        if (sh->far_all) {
+        if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) {
             mc_shm_end(sh);
             return mc_prefix_linear(ctx, a, exclusive);
         }
