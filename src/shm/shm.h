@@ -244,17 +244,18 @@ void mc_copy_adaptive(void *dst, const void *src, size_t n, int nontemporal, siz
  * memory at 19-24 GB/s. Between the L2s and C temporal stores won; below the L1s the few
  * lines cross faster than memory answers (8 B-8 KiB per rank, 4 launches each: streamed
  * 0.5-0.8x native at 256 B-2 KiB against 1.1-2.0x, 4-8 KiB 1.7-3.5x against 2.0-6.8x; at
- * 16 KiB alike). The VM measured (AMD EPYC,
- * family 25) has hwloc report one L3 shared by both cores, yet lines move between them
- * slowly; where cores do share a fast L3 the band may cost (no such machine here).
- * Measured at 2 ranks, malloc buffers, near node (line fetch 50 ns), 4 launches each
- * alternating, same-run ratio over native Open MPI, temporal copy-in at every size against
- * streaming at every size (the band is where the second won): bcast pipe
- * 64-256 KiB 0.66-0.85x -> 1.07-1.28x, 512 KiB 0.96-1.20x -> 1.35-1.38x, 1-2 MiB 1.80-2.38x
- * -> 1.41-1.55x; allgather and alltoall pipes 64-128 KiB 0.68-0.82x -> 0.75-1.06x, 512 KiB-2
- * MiB 1.34-1.53x -> 0.92-1.06x; gather 32-128 KiB 0.72-1.14x -> 1.11-1.50x; scan 16-256 KiB
- * 1.1-1.6x -> 1.6-2.2x, 512 KiB-8 MiB 1.9-2.8x -> 1.3-2.0x; exscan 64-256 KiB 0.62-0.85x ->
- * 0.97-1.16x, 512 KiB 0.90-1.44x -> 1.21-1.41x, 1-8 MiB 2.1-2.8x -> 1.3-1.7x. */
+ * 16 KiB alike). The VM measured (AMD EPYC, family 25) has hwloc report one L3 shared by
+ * both cores, yet lines move between them slowly; where cores do share a fast L3 the band
+ * may cost (no such machine here). Measured at 2 ranks, malloc buffers, near node (line
+ * fetch 50 ns), 4 launches each alternating, same-run ratio over native Open MPI, temporal
+ * copy-in at every size against streaming at every size (the band is where the second won):
+ * bcast pipe 64-256 KiB 0.66-0.85x -> 1.07-1.28x, 512 KiB 0.96-1.20x -> 1.35-1.38x, 1-2 MiB
+ * 1.80-2.38x -> 1.41-1.55x; allgather and alltoall pipes 64-128 KiB 0.68-0.82x ->
+ * 0.75-1.06x, 512 KiB-2 MiB 1.34-1.53x -> 0.92-1.06x; gather 32-128 KiB 0.72-1.14x ->
+ * 1.11-1.50x; scan 16-256 KiB 1.1-1.6x -> 1.6-2.2x, 512 KiB-8 MiB 1.9-2.8x -> 1.3-2.0x;
+ * exscan 64-256 KiB 0.62-0.85x -> 0.97-1.16x, 512 KiB 0.90-1.44x -> 1.21-1.41x, 1-8 MiB
+ * 2.1-2.8x -> 1.3-1.7x. The user bytes decide the band: a pipe's region slices (16 KiB at
+ * least) counted in, 1-2 KiB messages streamed and ran 0.6-0.85x against 1.2-2.2x. */
 int mc_handover_nt(size_t W, size_t C, int p);
 /* Building blocks of other streaming kernels (mc_red3_nt), which count their own DAV: n
  * bytes (a multiple of MC_CL) to dst (MC_CL aligned) with the current variant's streaming

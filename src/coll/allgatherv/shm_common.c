@@ -73,15 +73,16 @@ static char *inline_buf(mc_shm_t *sh, int writer) { return (char *)mc_flag(sh, M
 
 /* Step k: before refilling buffer k % nbuf a writer waits until its readers finished slice
  * k - nbuf (their AUX flag reached k - nbuf + 1); after copying it publishes STEP = k + 1.
- * The copy-in streams (mc_handover_nt) while the call's working set fits the cores' L2s and
- * once it exceeds the cache, although another core reads the slice right after: a line left
- * modified in the writer's cache reaches the reader by a cross-core transfer, which here
- * moves 6.5-8.5 GB/s against 19-24 GB/s from memory after streaming stores (4-8 MiB through
- * a ring of 64 KiB chunks, one core writing, the other summing). Measured beyond the cache
- * at 2 ranks, malloc buffers, staged shm_direct, same-run ratio over native Open MPI,
- * temporal against streaming copy-in: allgather 16 MiB 1.59x against 1.74x, and 0.49-0.59x against 1.96-2.28x in the runs whose
- * flag exchange took 0.37 us (the state in which cross-core transfers are slow); bcast 32 MiB
- * 1.21-1.46x against 1.76-2.18x; alltoall 8 MiB 0.43-1.26x against 1.34-1.39x. */
+ * The copy-in streams (mc_handover_nt) while the call's user bytes lie between the cores'
+ * L1s and L2s, and once the working set exceeds the cache, although another core reads the
+ * slice right after: a line left modified in the writer's cache reaches the reader by a
+ * cross-core transfer, which here moves 6.5-8.5 GB/s against 19-24 GB/s from memory after
+ * streaming stores (4-8 MiB through a ring of 64 KiB chunks, one core writing, the other
+ * summing). Measured beyond the cache at 2 ranks, malloc buffers, staged shm_direct,
+ * same-run ratio over native Open MPI, temporal against streaming copy-in: allgather 16 MiB
+ * 1.59x against 1.74x, and 0.49-0.59x against 1.96-2.28x in the runs whose flag exchange
+ * took 0.37 us (the state in which cross-core transfers are slow); bcast 32 MiB 1.21-1.46x
+ * against 1.76-2.18x; alltoall 8 MiB 0.43-1.26x against 1.34-1.39x. */
 static void pipe_write(mv_pipe_t *pp, size_t k)
 {
     mc_shm_t *sh = pp->sh;

@@ -874,10 +874,10 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     size_t wn = max_sz(min_sz(half, imax) / ext, 1), nwin = (n + wn - 1) / wn;
     size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
     int writer = r < p - 1, need = exclusive ? r : r + 1; /* inputs 0..need-1 make my result */
-    /* the windows handed over stream below the L2s by the user buffers' bytes (mc_handover_nt;
-     * an exscan's rank 0 writes no result, its rank p - 1 reads no input of its own); beyond
-     * the cache they stay temporal (streamed, scan of 16-32 MiB ran 3.2-6.8x native against
-     * 3.5-8.1x, one launch each) */
+    /* the windows handed over stream by the user buffers' bytes (mc_handover_nt: between the
+     * L1s and the L2s; an exscan's rank 0 writes no result, its rank p - 1 reads no input of
+     * its own); beyond the cache they stay temporal (streamed, scan of 16-32 MiB ran
+     * 3.2-6.8x native against 3.5-8.1x, one launch each) */
     size_t user = 2 * n * ext * (size_t)(exclusive ? p - 1 : p);
     int handover_nt = user <= C && mc_handover_nt(user, C, p);
     mc_red_t red;
