@@ -251,7 +251,7 @@ static int child_main(const char *what)
         mc_topo_get(&t);
         CHECK(t.llc == (size_t)96 << 20 && t.llc_pus == 8, "synthetic topology read as llc %zu shared by %d", t.llc, t.llc_pus);
         CHECK(mc_cache_capacity(2) >= (size_t)96 << 20, "96 MiB L3 shared by 8: capacity %zu", mc_cache_capacity(2));
-        /* the L2s alone decide the lower band, shared LLC or not */
+        /* the L1s and L2s decide the band, shared LLC or not */
         size_t C = mc_cache_capacity(2), M = (size_t)1 << 20;
         CHECK(!mc_handover_nt(4096, C, 2) && mc_handover_nt(M, C, 2) && !mc_handover_nt(2 * M, C, 2) &&
               !mc_handover_nt(C, C, 2) && mc_handover_nt(C + 1, C, 2), "hand-over streaming in a shared LLC");
