@@ -136,13 +136,11 @@ int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm)
  * 0.86-1.19, 23-41 us; a plain copy as the reference varied 5-19 us between runs, which
  * blurred the two). Preemption only adds time, to either side: a noisy probe may say slow,
  * which is the old behaviour. Results are kept per address range (an application
- * reuses its buffers) and measured again every CMA_RECHECK-th use (a range freed and mapped
+ * reuses its buffers) and measured again every MC_CMA_RECHECK-th use (a range freed and mapped
  * anew may be backed differently). */
 #define CMA_PROBE ((size_t)256 << 10)
 #define CMA_FAST_RATIO 0.75
-#define CMA_RANGES 16
-#define CMA_RECHECK 256
-static struct { uintptr_t lo, hi; unsigned uses; int fast; uint64_t tick; } cma_ranges[CMA_RANGES];
+static struct { uintptr_t lo, hi; unsigned uses; int fast; uint64_t tick; } cma_ranges[MC_CMA_RANGES];
 static uint64_t cma_tick;
 static char *cma_ref, *cma_dst;   /* CMA_PROBE each: the reference (4 KiB pages), the target */
 static pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -183,6 +181,15 @@ static int cma_measure(const char *buf, size_t len)
     return t < CMA_FAST_RATIO * ref;
 }
 
+static int (*cma_measure_fn)(const char *, size_t) = cma_measure;
+
+void mc_cma_measure_set(int (*fn)(const char *buf, size_t len))
+{
+    pthread_mutex_lock(&cma_lock);
+    cma_measure_fn = fn ? fn : cma_measure;
+    pthread_mutex_unlock(&cma_lock);
+}
+
 /* MCOLL_SHM_CMA_FAST: -1 measure (auto), 0 never fast, 1 always fast. */
 static int cma_mode;
 static void cma_mode_parse(void)
@@ -201,7 +208,7 @@ int mc_cma_fast(const void *buf, size_t len)
     uintptr_t lo = (uintptr_t)buf, hi = lo + len;
     pthread_mutex_lock(&cma_lock);
     int slot = 0, fast;
-    for (int i = 0; i < CMA_RANGES; i++) {
+    for (int i = 0; i < MC_CMA_RANGES; i++) {
         if (cma_ranges[i].lo <= lo && hi <= cma_ranges[i].hi && cma_ranges[i].hi) {
             slot = i;
             goto found;
@@ -210,7 +217,7 @@ int mc_cma_fast(const void *buf, size_t len)
     }
     cma_ranges[slot].lo = lo, cma_ranges[slot].hi = hi, cma_ranges[slot].uses = 0;
 found:
-    if (cma_ranges[slot].uses++ % CMA_RECHECK == 0) cma_ranges[slot].fast = cma_measure(buf, len);
+    if (cma_ranges[slot].uses++ % MC_CMA_RECHECK == 0) cma_ranges[slot].fast = cma_measure_fn(buf, len);
     cma_ranges[slot].tick = ++cma_tick;
     fast = cma_ranges[slot].fast;
     pthread_mutex_unlock(&cma_lock);

@@ -320,8 +320,15 @@ int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm);
 int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
 int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
 /* Whether this process's buffer moves by CMA at a copy's rate (huge pages; cma.c), measured
- * once per address range and kept; MCOLL_SHM_CMA_FAST=1/0 forces the answer. */
+ * once per address range and kept (the MC_CMA_RANGES most recently used ranges; a buffer
+ * inside a kept range shares its answer), measured again every MC_CMA_RECHECK-th use;
+ * MCOLL_SHM_CMA_FAST=1/0 forces the answer. */
+#define MC_CMA_RANGES 16
+#define MC_CMA_RECHECK 256
 int mc_cma_fast(const void *buf, size_t len);
+/* Replaces the rate measurement behind mc_cma_fast (NULL: the timed probe again), so tests
+ * check the bookkeeping around it (ranges, re-measurement, modes) without timing. */
+void mc_cma_measure_set(int (*fn)(const char *buf, size_t len));
 
 /* Exposes buf (len bytes) as this rank's post `slot` for the current op. Posts are shared
  * data: this quiesces first (a slower rank may still read the previous op's posts). Not a

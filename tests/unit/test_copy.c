@@ -2,7 +2,8 @@
  * source/destination alignment and many lengths, with guard bytes around the destination;
  * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE /
  * an MCOLL_PROFILE with cache.adaptive set (in a re-executed child, since the configuration is
- * read once); the CMA rate probe (mc_cma_fast) on buffers of 4 KiB pages and of huge pages.
+ * read once); the bookkeeping of the CMA rate probe (mc_cma_fast: ranges, re-measurement,
+ * modes) around a stand-in measurement, and the probe itself run (its answers printed).
  *
  *   unit_copy [-v]    -v (or MCOLL_UNIT_BENCH=1): also time 64 MiB copies in 256 KiB slices */
 #define _GNU_SOURCE
@@ -182,35 +183,70 @@ static char *thp_buffer(int huge)
     return b;
 }
 
-/* A buffer of 4 KiB pages is slow by CMA (timing noise only adds time: it always says so);
- * one of huge pages is fast (at least one of five buffers: a preempted probe says slow). */
-static void test_cma_rate(void)
+/* The bookkeeping around the rate measurement, with the measurement replaced: it counts its
+ * calls and answers from the buffer's first byte ('F' fast). */
+static int fake_calls;
+static int fake_measure(const char *buf, size_t len)
 {
-    char word[64], *bufs[5];
+    (void)len;
+    fake_calls++;
+    return buf[0] == 'F';
+}
+
+static void test_cma_ranges(void)
+{
+    enum { PIECE = 64, NEW = MC_CMA_RANGES - 1 };
+    static char arena[4 + 3 * MC_CMA_RANGES][PIECE];
+    char *a = arena[0], *b = arena[1];
+    int k = 4, ok = 1;
+    mc_cma_measure_set(fake_measure);
+    a[0] = 'F', b[0] = 's';
+    fake_calls = 0;
+    CHECK(mc_cma_fast(a, 0) == 1 && fake_calls == 0, "an empty buffer is fast, unmeasured (%d calls)", fake_calls);
+    CHECK(mc_cma_fast(a, PIECE) == 1 && fake_calls == 1, "first use of a range measures it (%d calls)", fake_calls);
+    a[0] = 's';   /* a measurement from now on says slow: the kept answer shows until the recheck */
+    for (int i = 1; i < MC_CMA_RECHECK; i++) ok &= mc_cma_fast(i % 2 ? a : a + 8, i % 2 ? PIECE : 8) == 1;
+    CHECK(ok && fake_calls == 1, "the range and a buffer inside it keep the answer for %d uses (%d calls)", MC_CMA_RECHECK, fake_calls);
+    CHECK(mc_cma_fast(a, PIECE) == 0 && fake_calls == 2, "use %d measures again (%d calls)", MC_CMA_RECHECK + 1, fake_calls);
+    CHECK(mc_cma_fast(b, PIECE) == 0 && fake_calls == 3, "a new range is measured (%d calls)", fake_calls);
+    b[0] = 'F';
+    CHECK(mc_cma_fast(a + PIECE / 2, PIECE) == 0 && fake_calls == 4, "a buffer across two kept ranges is measured on its own (%d calls)", fake_calls);
+    /* least recently used goes: a touched between fills survives them, untouched it goes */
+    mc_cma_fast(a, PIECE);
+    for (int i = 0; i < NEW; i++) mc_cma_fast(arena[k++], 1);
+    int calls = fake_calls;
+    mc_cma_fast(a, PIECE);
+    for (int i = 0; i < NEW; i++) mc_cma_fast(arena[k++], 1);
+    CHECK(fake_calls == calls + NEW, "%d new ranges measured once each (%d calls)", NEW, fake_calls - calls);
+    mc_cma_fast(a, PIECE);
+    CHECK(fake_calls == calls + NEW, "a range used among the %d most recent is kept (%d calls)", MC_CMA_RANGES, fake_calls - calls);
+    for (int i = 0; i < MC_CMA_RANGES; i++) mc_cma_fast(arena[k++], 1);
+    calls = fake_calls;
+    mc_cma_fast(a, PIECE);
+    CHECK(fake_calls == calls + 1, "a range not among the %d most recent is measured again", MC_CMA_RANGES);
+    mc_cma_measure_set(NULL);
+}
+
+/* The timed probe itself: run on a buffer of 4 KiB pages and on one of huge pages, and its
+ * answers printed. How fast CMA moves either is the machine's (a busy or virtual machine may
+ * find both slow, which only keeps the movers staging): `mcoll-bench --thp` measures it. */
+static void test_cma_probe(void)
+{
+    char word[64], *bufs[2];
     struct iovec l = {word, sizeof word}, r = {src_buf, sizeof word};
     if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof word) {
-        printf("cma rate: process_vm_readv refused here, skipped\n");
+        printf("cma probe: process_vm_readv refused here, skipped\n");
         return;
     }
-    /* all held at once: results are kept per address range, and a range freed and mapped
-     * anew keeps its result until the periodic re-measurement */
-    char *small[5];
-    for (int i = 0; i < 5; i++) {
-        small[i] = thp_buffer(0);
-        CHECK(small[i] && !mc_cma_fast(small[i], (size_t)4 << 20), "buffer %d of 4 KiB pages found fast by CMA", i);
-    }
     long before = anon_huge_kb();
-    int fast = 0, n = 0;
-    for (int i = 0; i < 5; i++) bufs[i] = thp_buffer(1);
+    for (int huge = 0; huge < 2; huge++) bufs[huge] = thp_buffer(huge);
     long after = anon_huge_kb();
-    if (before < 0 || after - before < 5 * 2048) {
-        printf("cma rate: no transparent huge pages here (AnonHugePages %ld -> %ld kB), the fast case skipped\n", before, after);
-    } else {
-        for (int i = 0; i < 5; i++) fast += bufs[i] && mc_cma_fast(bufs[i], (size_t)4 << 20), n++;
-        CHECK(fast > 0, "none of %d buffers of huge pages found fast by CMA", n);
-        printf("cma rate: %d of %d huge-page buffers fast, 5 of 5 of 4 KiB pages slow\n", fast, n);
-    }
-    for (int i = 0; i < 5; i++) free(bufs[i]), free(small[i]);
+    int fast[2];
+    for (int huge = 0; huge < 2; huge++) fast[huge] = bufs[huge] ? mc_cma_fast(bufs[huge], (size_t)4 << 20) : -1;
+    CHECK(bufs[0] && bufs[1] && fast[0] >= 0 && fast[1] >= 0, "cma probe on 4 MiB buffers");
+    printf("cma probe (timed, not checked): 4 KiB pages %s, huge pages %s (AnonHugePages %ld -> %ld kB)\n",
+           fast[0] ? "fast" : "slow", fast[1] ? "fast" : "slow", before, after);
+    free(bufs[0]), free(bufs[1]);
 }
 
 /* ---------------------------------------------------------------- configuration (child) */
@@ -223,13 +259,14 @@ static int child_main(const char *what)
     } else if (!strcmp(what, "nt-bogus")) {
         const char *k = mc_copy_nt_kind();   /* warns, then takes the best supported */
         CHECK(mc_copy_nt_force("auto") == 0 && !strcmp(k, mc_copy_nt_kind()), "MCOLL_SHM_NT=bogus: kind %s, auto is %s", k, mc_copy_nt_kind());
-    } else if (!strcmp(what, "cma-1") || !strcmp(what, "cma-bogus")) {
-        /* =1: every buffer counts fast, unmeasured; =bogus: a warning, then auto (measured:
-         * 4 KiB pages are slow) */
-        char *b = thp_buffer(0);
-        int want = !strcmp(what, "cma-1"), got = b ? mc_cma_fast(b, (size_t)4 << 20) : -1;
-        CHECK(got == want, "MCOLL_SHM_CMA_FAST for %s: fast %d, want %d", what, got, want);
-        free(b);
+    } else if (!strncmp(what, "cma-", 4)) {
+        /* =1 / =0: every buffer counts fast / slow, unmeasured; =bogus: a warning, then auto
+         * (measured) */
+        static char b[64] = "F";
+        int measured = !strcmp(what, "cma-bogus"), want = strcmp(what, "cma-0") != 0;
+        mc_cma_measure_set(fake_measure);
+        int got = mc_cma_fast(b, sizeof b);
+        CHECK(got == want && fake_calls == measured, "MCOLL_SHM_CMA_FAST for %s: fast %d (want %d), %d measurements", what, got, want, fake_calls);
     } else if (!strcmp(what, "profile")) {
         /* the profile's capacity (cache.adaptive, set by hand) replaces the topology's, for every p */
         for (int p = 1; p <= 64; p *= 2)
@@ -337,10 +374,12 @@ int main(int argc, char **argv)
     test_adaptive();
     test_dav();
     test_capacity();
-    test_cma_rate();
+    test_cma_ranges();
+    test_cma_probe();
     run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
     run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
     run_child(argv[0], "cma-1", "MCOLL_SHM_CMA_FAST", "1");
+    run_child(argv[0], "cma-0", "MCOLL_SHM_CMA_FAST", "0");
     run_child(argv[0], "cma-bogus", "MCOLL_SHM_CMA_FAST", "bogus");
     /* the profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
     char prof[] = "/tmp/mcoll-unit-copy-profile-XXXXXX", err[256];
