@@ -513,42 +513,51 @@ static void far_recheck_v(int far, int cma, int it)
 }
 
 /* A scan of 16 KiB per rank and more begins with the far votes (its distance sample too):
- * once a rank finds the node far it runs the point-to-point chain (no DAV counted), near
- * it stays on the region (its DAV model). On a fresh communicator: no samples yet. */
+ * once a rank finds the node far every writer streams its windows (the p - 1 writers of an
+ * exscan, m bytes each), near it streams none at a size outside the hand-over band (1 MiB per
+ * rank: 2(p-1) MiB of user buffers, at or above p L2s here, below the cache capacity). On a
+ * fresh communicator: no samples yet, so far takes a few calls. */
 static void far_scan(int far, int it)
 {
+    mc_topo_t t;
+    mc_topo_get(&t);
+    size_t p = (size_t)size, m = (size_t)1 << 20, user = 2 * m * (p - 1), l1 = t.l1d ? t.l1d : 32768;
+    if (size < 2 || (!far && ((user >= p * l1 && user < p * t.l2) || user > mc_cache_capacity(size)))) {
+        if (rank == 0) printf("far: exscan of 1 MiB: %s, skipped\n", size < 2 ? "one rank" : "within the hand-over band here");
+        return;
+    }
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    int n = 8192, calls = 0, chain = 0, limit = far ? 300 : 100;
-    double *s = malloc((size_t)n * sizeof(double)), *r = malloc((size_t)n * sizeof(double));
+    int n = (int)(m / sizeof(double)), calls = 0, limit = far ? 300 : 100;
+    uint64_t streamed = 0, want = (p - 1) * m;
+    double *s = malloc(m), *r = malloc(m);
     if (!s || !r) abort();
-    const mc_alg_t *d = mc_alg_find(MC_EXSCAN, "shm");
-    mc_cost_in_t in = {.p = size, .m = (double)n * sizeof(double), .ms = (double)n * sizeof(double), .sockets = 1};
     mcoll_set_alg("exscan", "shm");
-    for (; calls < limit && !chain; calls++, it++) {
-        for (int i = 0; i < n; i++) s[i] = val(it, rank, i);
-        mcoll_stats_t s0, s1;
-        mcoll_stats_get("exscan", &s0);
+    for (; calls < limit && streamed != want; calls++, it++) {
+        for (int i = 0; i < n; i++) s[i] = val(it, rank, i % 4096);
+        uint64_t before = mc_nt_bytes, mine;
         MPI_Exscan(s, r, n, MPI_DOUBLE, MPI_SUM, c);
-        mcoll_stats_get("exscan", &s1);
+        mine = mc_nt_bytes - before;
         for (int i = 0; rank > 0 && i < n; i++) {
             double w = 0;
-            for (int k = 0; k < rank; k++) w += val(it, k, i);
+            for (int k = 0; k < rank; k++) w += val(it, k, i % 4096);
             if (r[i] != w) {
                 check("exscan", it, i, r[i], w);
                 break;
             }
         }
-        chain = !dav_matches(c, s1.dav - s0.dav, d, &in);
+        PMPI_Allreduce(&mine, &streamed, 1, MPI_UINT64_T, MPI_SUM, c);
+        if (streamed && streamed != want) break;
     }
     mcoll_set_alg("exscan", "auto");
-    if (chain != far) {
+    if (streamed != (far ? want : 0)) {
         fails++;
         if (rank == 0)
-            printf("FAIL far: exscan of 64 KiB on a fresh communicator, %s node: %s after %d calls\n",
-                   far ? "far" : "near", chain ? "ran the chain" : "stayed on the region", calls);
+            printf("FAIL far: exscan of 1 MiB on a fresh communicator, %s node: %llu bytes streamed after %d calls, "
+                   "expected %llu\n", far ? "far" : "near", (unsigned long long)streamed, calls,
+                   (unsigned long long)(far ? want : 0));
     } else if (rank == 0) {
-        printf("far: exscan of 64 KiB on a fresh communicator: %s after %d calls\n", chain ? "chain" : "region", calls);
+        printf("far: exscan of 1 MiB on a fresh communicator: %s after %d calls\n", streamed ? "windows streamed" : "temporal", calls);
     }
     free(s), free(r);
     MPI_Comm_free(&c);

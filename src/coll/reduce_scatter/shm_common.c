@@ -4,7 +4,6 @@
 #include <math.h>
 #include "../../core/config.h"
 #include "../../p2p/p2p.h"
-#include "../scan/prefix.h"
 
 static size_t round_up(size_t x, size_t a)
 {
@@ -851,15 +850,19 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
 }
 
 /* A scan hands every window over through another core's cache; in the VM's slow state
- * (latency.c: a far node) that loses to the point-to-point chain at every size measured
- * (2 ranks, malloc buffers, flag exchange 0.39-0.48 us, same-run over native Open MPI:
- * exscan 16 KiB-4 MiB 0.14-0.56x, scan 0.47-0.95x, `linear` 0.98-1.0x and 0.85-0.90x).
- * From SCAN_FAR_MIN bytes per rank a call therefore begins with the far votes (one flag
- * exchange, whose wait is also the distance sample the scan otherwise never takes) and runs
- * the chain (mc_prefix_linear) when any rank finds the node far: the state is the node's,
- * and a scan's ranks reach the round in the same order every call, so a rank whose neighbour
- * comes later may yield before it and never take a sample (3 ranks on 2 cores under MPICH:
- * no fallback in 300 calls when every rank had to vote). Every rank reads the same votes. */
+ * (latency.c: a far node) a temporal copy-in leaves the window in the writer's cache, and the
+ * reader's fetch from there lost to the point-to-point chain at every size (2 ranks, malloc
+ * buffers, flag exchange 0.39-0.48 us, same-run over native Open MPI: exscan 16 KiB-4 MiB
+ * 0.14-0.56x, scan 0.47-0.95x, `linear` 0.98-1.0x and 0.85-0.90x). Streamed, the window goes
+ * through memory and the region beats the chain in both states (MCOLL_SHM_FAR_NS=1, 16 KiB-16
+ * MiB, 6 launches each: the chain 0.75-0.96x, streamed scan 1.7-3.4x near and 1.0-3.5x in the
+ * slow state, exscan 1.0-3.3x near and 1.0-3.1x slow). So from SCAN_FAR_MIN bytes per rank a
+ * call begins with the far votes (one flag exchange, whose wait is also the distance sample
+ * the scan otherwise never takes) and every writer streams its windows when any rank finds
+ * the node far: the state is the node's, and a scan's ranks reach the round in the same order
+ * every call, so a rank whose neighbour comes later may yield before it and never take a
+ * sample (3 ranks on 2 cores under MPICH: never streamed in 300 calls when every rank had to
+ * vote). Every rank reads the same votes. */
 #define SCAN_FAR_MIN ((size_t)16 << 10)
 
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
@@ -874,12 +877,15 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     size_t wn = max_sz(min_sz(half, imax) / ext, 1), nwin = (n + wn - 1) / wn;
     size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
     int writer = r < p - 1, need = exclusive ? r : r + 1; /* inputs 0..need-1 make my result */
-    /* the windows handed over stream by the user buffers' bytes (mc_handover_nt: between the
-     * L1s and the L2s; an exscan's rank 0 writes no result, its rank p - 1 reads no input of
-     * its own); beyond the cache they stay temporal (streamed, scan of 16-32 MiB ran
-     * 3.2-6.8x native against 3.5-8.1x, one launch each) */
+    /* near, the windows handed over stream by the user buffers' bytes (mc_handover_nt: between
+     * the L1s and the L2s, and beyond the cache; an exscan's rank 0 writes no result, its rank
+     * p - 1 reads no input of its own). A scan's stay temporal beyond the cache, where its
+     * writers stream their own results as well: streamed copy-ins lost there (2 ranks, near, 5
+     * launches each, same-run over native Open MPI: scan 16-64 MiB 3.6-4.0x, 8.1-8.9x
+     * temporal against 3.0-3.3x, 6.2-7.0x streamed; exscan 32-64 MiB 1.4-2.1x temporal against
+     * 2.3-2.5x streamed). */
     size_t user = 2 * n * ext * (size_t)(exclusive ? p - 1 : p);
-    int handover_nt = user <= C && mc_handover_nt(user, C, p);
+    int handover_nt = (exclusive || user <= C) && mc_handover_nt(user, C, p);
     mc_red_t red;
     mc_red_init(&red, a);
     mc_shm_begin(sh);
@@ -887,10 +893,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     if (p > 1 && n * ext >= SCAN_FAR_MIN) {
         mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
         mc_shm_post_round(sh);
-        if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) {
-            mc_shm_end(sh);
-            return mc_prefix_linear(ctx, a, exclusive);
-        }
+        if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) handover_nt = 1;
         base = 2;
     } else if (writer && nwin) {
         mc_shm_quiesce(sh);
