@@ -37,7 +37,7 @@ const char *mcoll_alg_doc(const char *coll, int i);
 /* Name of the algorithm that ran the last call of `coll` in this thread, or "pmpi" when it
  * fell back to the native MPI, or NULL before the first call. It names the registered
  * algorithm the call was given to; the choices that algorithm makes inside the call (its data
- * path, a pipe run direct or a scan run as the chain on a far node) do not change it. */
+ * path, a pipe run direct on a far node) do not change it. */
 const char *mcoll_last_alg(const char *coll);
 
 /* Topology as mcoll sees a communicator (nodes may be virtual: MCOLL_VNODE_SIZE). */
