@@ -40,7 +40,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_NT", MC_CFG_STR, "auto", "non-temporal copy kernel: auto, avx512, avx2, sse2, scalar"},
     {"MCOLL_SHM_SLICE", MC_CFG_SIZE, "128K", "maximum slice I_max of the movement-avoiding reductions"},
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
-    {"MCOLL_SHM_FAR_NS", MC_CFG_INT, "100", "cross-core line-fetch latency (ns, second largest of a rank's last 8 samples) above which the node counts as far: writes of 1 KiB or more into the node region then stream (movement-avoiding slices, small allreduce/reduce_scatter copy-ins), allreduce from 1 MiB, gather, and the data movers' pipes from 16 KiB on ordinary buffers copy by CMA, a zero-copy allgather pushes, scan and exscan from 16 KiB run the point-to-point chain (0 = never)"},
+    {"MCOLL_SHM_FAR_NS", MC_CFG_INT, "100", "cross-core line-fetch latency (ns, second largest of a rank's last 8 samples) above which the node counts as far: writes of 1 KiB or more into the node region then stream (movement-avoiding slices, small allreduce/reduce_scatter copy-ins), allreduce from 1 MiB, gather, and the data movers' pipes from 16 KiB on ordinary buffers copy by CMA, a zero-copy allgather pushes, scan and exscan from 16 KiB stream their windows (0 = never)"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
