@@ -963,16 +963,15 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
  * at 35-43 GB/s here (memset by one rank, memcpy by the other), and the ring of buffers
  * (pipe_init), which ends the reuse of slice buffers within a call, left 16-128 KiB as they
  * were: the cause is not found; the model's one overlapped 1.25 m does not hold at these
- * sizes. So bcast's pipe bytes count MV_BCAST_XCORE times
+ * sizes. So bcast's pipe bytes count MC_XCORE times (shm.h)
  * within the caches (beyond them the slices stream through memory at t_copy); the pipe then
  * stops at 32 KiB (2 ranks), where it measured 1.03-1.09x native against direct's
  * 1.28-1.33x (0.82-0.85x against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against
  * 1.17-1.20x). The factor is this VM's; where the cores share the last-level cache a line
  * moves between them faster and the pipe may keep larger sizes. */
-#define MV_BCAST_XCORE 2.0
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + 2 * h->beta * 1.25 * (in->far ? 1 : MV_BCAST_XCORE) * in->m;
+    return 2 * h->alpha + 2 * h->beta * 1.25 * (in->far ? 1 : MC_XCORE) * in->m;
 }
 /* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
  * call's buffers exceed the caches, direct_nt) or whose blocks reach `from` (the pipe's ring
