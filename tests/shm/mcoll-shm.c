@@ -523,7 +523,7 @@ static void far_scan(int far, int it)
     mc_topo_get(&t);
     size_t p = (size_t)size, m = (size_t)1 << 20, user = 2 * m * (p - 1), l1 = t.l1d ? t.l1d : 32768;
     if (size < 2 || (!far && ((user >= p * l1 && user < p * t.l2) || user > mc_cache_capacity(size)))) {
-        if (rank == 0) printf("far: exscan of 1 MiB: %s, skipped\n", size < 2 ? "one rank" : "within the hand-over band here");
+        if (rank == 0) printf("far: exscan of 1 MiB: %s, skipped\n", size < 2 ? "one rank" : "its hand-overs stream near too here (the band, or beyond the cache)");
         return;
     }
     MPI_Comm c;
