@@ -394,24 +394,69 @@ static void far_allgather(int far, int it, int half_cache)
     mcoll_free(r);
 }
 
-/* The data movers forced to shm_pipe, 64 KiB per rank, ordinary buffers: when every rank
- * finds the node far (and CMA works) they run the direct protocol instead (its DAV), else the
- * pipe. gather's shm_direct with 1 MiB blocks (near, it stages from there) copies by CMA too
- * when far, unless its copies would stream. */
+/* A pipe call's user-buffer bytes (every rank's buffers together) for n bytes per rank, and
+ * whether they lie in the hand-over band (p L1 <= user < p L2, hwloc's sizes): there a far
+ * node keeps the pipe, whose copy-ins stream. */
+static size_t pipe_user(mc_coll_t c, size_t n)
+{
+    size_t p = (size_t)size;
+    return c == MC_BCAST ? n * p : c == MC_ALLGATHER ? n * p * (p + 1) : c == MC_ALLTOALL ? 2 * n * p * p : 2 * n * p;
+}
+
+static int in_band(size_t user)
+{
+    mc_topo_t t;
+    mc_topo_get(&t);
+    size_t p = (size_t)size, l1 = t.l1d ? t.l1d : 32768;
+    return user >= p * l1 && user < p * t.l2;
+}
+
+/* The smallest n (16 KiB and 4 KiB steps) whose call lies at or above p L2: above the band. */
+static size_t above_band(mc_coll_t c)
+{
+    mc_topo_t t;
+    mc_topo_get(&t);
+    size_t n = 16384;
+    while (pipe_user(c, n) < (size_t)size * t.l2) n += 4096;
+    return n;
+}
+
+/* The data movers forced to shm_pipe, ordinary buffers: when every rank finds the node far
+ * (and CMA works) they run the direct protocol instead (its DAV), unless the call lies in the
+ * hand-over band, where the pipe streams its copy-ins (64 KiB per rank: in the band at 2
+ * ranks here); else the pipe. Forced to shm_direct with 64 KiB per rank (below every size
+ * that stages near) they copy by CMA near, and stage through the pipe far when the call lies
+ * in the band, bcast excepted. gather's shm_direct with 1 MiB blocks (near, it stages from
+ * there) copies by CMA too when far, unless its copies would stream. */
+static const char *far_mover_expect(mc_coll_t c, const char *alg, size_t n, int far, int cma)
+{
+    int streams = 2.0 * (double)n * size > (double)mc_cache_capacity(size);
+    int band = in_band(pipe_user(c, n));
+    if (!strcmp(alg, "shm_pipe")) return far && cma && !streams && !band ? "shm_direct" : "shm_pipe";
+    if (!cma) return "shm_pipe";
+    if (n >= (1 << 20)) return far && !streams ? "shm_direct" : "shm_pipe";   /* gather of 1 MiB */
+    return far && band && c != MC_BCAST ? "shm_pipe" : "shm_direct";
+}
+
 static void far_pipes(int far, int cma)
 {
-    const struct { mc_coll_t c; const char *alg; size_t n; } cs[] = {
-        {MC_BCAST, "shm_pipe", 65536},   {MC_ALLGATHER, "shm_pipe", 65536}, {MC_GATHER, "shm_pipe", 65536},
-        {MC_SCATTER, "shm_pipe", 65536}, {MC_ALLTOALL, "shm_pipe", 65536},  {MC_GATHER, "shm_direct", 1 << 20}};
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    const mc_coll_t movers[] = {MC_BCAST, MC_ALLGATHER, MC_GATHER, MC_SCATTER, MC_ALLTOALL};
+    struct mover_case { mc_coll_t c; const char *alg; size_t n; } cs[16];
+    int ncs = 0;
+    for (int i = 0; i < 5; i++) {
+        cs[ncs++] = (struct mover_case){movers[i], "shm_pipe", 65536};
+        cs[ncs++] = (struct mover_case){movers[i], "shm_pipe", above_band(movers[i])};
+        cs[ncs++] = (struct mover_case){movers[i], "shm_direct", 65536};
+    }
+    cs[ncs++] = (struct mover_case){MC_GATHER, "shm_direct", 1 << 20};
+    for (int i = 0; i < ncs; i++) {
         const char *name = mc_coll_name(cs[i].c), *alg = cs[i].alg;
         uint64_t bytes;
         int ran;
         mcoll_set_alg(name, alg);
         uint64_t got = measure(cs[i].c, cs[i].n, alg, &bytes, &ran);
         mcoll_set_alg(name, "auto");
-        int streams = 2.0 * (double)cs[i].n * size > (double)mc_cache_capacity(size);
-        const mc_alg_t *model = mc_alg_find(cs[i].c, far && cma && !streams ? "shm_direct" : "shm_pipe");
+        const mc_alg_t *model = mc_alg_find(cs[i].c, far_mover_expect(cs[i].c, alg, cs[i].n, far, cma));
         mc_cost_in_t in = {.p = size, .m = (double)bytes, .ms = (double)bytes, .sockets = 1};
         if (!ran || !model || (double)got != model->dav(&in)) {
             fails++;
@@ -453,7 +498,7 @@ static void far_recheck(int far, int cma, int it)
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     mcoll_set_alg("bcast", "shm_pipe");
-    int n = 8192, calls = 0, direct = 0, limit = far && cma ? 64 * 400 : 300;
+    int n = (int)(above_band(MC_BCAST) / sizeof(double)), calls = 0, direct = 0, limit = far && cma ? 64 * 400 : 300;
     double *buf = malloc((size_t)n * sizeof(double));
     if (!buf) abort();
     const mc_alg_t *d = mc_alg_find(MC_BCAST, "shm_direct");
@@ -472,7 +517,7 @@ static void far_recheck(int far, int cma, int it)
         direct = dav_matches(c, s1.dav - s0.dav, d, &in);
     }
     mcoll_set_alg("bcast", "auto");
-    recheck_verdict("pipe-only bcasts of 64 KiB", direct, far, cma, calls);
+    recheck_verdict("pipe-only bcasts above the hand-over band", direct, far, cma, calls);
     free(buf);
     MPI_Comm_free(&c);
 }

@@ -566,13 +566,21 @@ static int push_nt(mc_shm_t *sh, size_t user_bytes)
  * 1.3x). So a rank votes to stage from these block sizes unless it finds the node far (the
  * pipes collapse there) - only where the call's pipe gets the ring (every rank computes the
  * same working set; not gatherv, scatterv, alltoallv). Buffers all in the shared heap
- * ignore the votes (zero copy). */
+ * ignore the votes (zero copy). Those pipes copied in with temporal stores; a call in the
+ * hand-over band (`user` bytes, mc_handover_nt) streams its copy-ins, and a rank that finds
+ * the node far votes to stage there: in the slow state the streamed pipe beat CMA (2 ranks,
+ * malloc buffers, 10 launches each, flag exchange 0.36-0.37 us, medians, CMA against the
+ * streamed pipe: allgather 64-256 KiB 1.03-1.07x against 1.10-1.23x, gather 0.91-1.17x against
+ * 1.46-1.62x, scatter 1.20-1.24x against 1.50-1.67x, alltoall 64-128 KiB 1.04-1.10x against
+ * 1.11-1.19x; see far_direct). bcast's pipe did not (128-256 KiB 1.42-1.50x against
+ * 1.25-1.33x): it passes user 0, never in the band. */
 #define MV_RING_STAGE ((size_t)512 << 10)         /* allgather(v), alltoall, gather */
 #define MV_RING_STAGE_SCATTER ((size_t)1 << 20)
 #define MV_RING_STAGE_BCAST ((size_t)2 << 20)
-static int ring_stage(mc_shm_t *sh, int ring, size_t block, size_t from)
+static int ring_stage(mc_shm_t *sh, int ring, size_t block, size_t from, size_t user)
 {
-    return ring && block >= from && !mc_shm_far(sh);
+    if (!ring) return 0;
+    return mc_shm_far(sh) ? mc_handover_nt(user, SIZE_MAX, sh->p) : block >= from;
 }
 
 /* The own block (user buffer to user buffer), unless in place. */
@@ -605,7 +613,7 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
      * malloc buffers (time against native MPI in the same run, 3 runs each), CMA 1.2-1.7x
      * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (nt || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST) ? MV_STAGE_CMA : 0);
+                (nt || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST, 0) ? MV_STAGE_CMA : 0);
     if (!direct_open(sh, a->rbuf, n, NULL, stage)) return bcast_pipe(sh, a);
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
@@ -653,7 +661,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     size_t mine = mc_blk_len(b, r), total = blk_total(b, p), user = total * (size_t)(p + 1);
     int nt = direct_nt(sh, user);
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (nt || ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE) ? MV_STAGE_CMA : 0);
+                (nt || ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE, total * (size_t)(p + 1)) ? MV_STAGE_CMA : 0);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -709,7 +717,7 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
      * with the ring) from MV_RING_STAGE already (ring_stage). */
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
                 (direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
-                         ring_stage(sh, !v, a->count, MV_RING_STAGE)
+                         ring_stage(sh, !v, a->count, MV_RING_STAGE, 2 * (size_t)p * a->count)
                      ? MV_STAGE_CMA | (is_root ? 0 : MV_POST_LOCAL)
                      : 0);
     if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
@@ -733,7 +741,7 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     /* CMA reads from the root's sbuf all at once, while the pipe serializes the blocks through
      * the root: measured at 2 ranks with malloc buffers, CMA is 1.2-1.4x faster at 256 KiB-16 MiB. */
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER) ? MV_STAGE_CMA : 0) | (is_root ? 0 : MV_POST_LOCAL);
+                (ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER, 2 * (size_t)p * a->count) ? MV_STAGE_CMA : 0) | (is_root ? 0 : MV_POST_LOCAL);
     if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
         return scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
     if (!is_root) {
@@ -754,7 +762,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
     int nt = direct_nt(sh, user);
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (nt || ring_stage(sh, hint != 0, hint, MV_RING_STAGE) ? MV_STAGE_CMA : 0);
+                (nt || ring_stage(sh, hint != 0, hint, MV_RING_STAGE, 2 * (size_t)p * (size_t)p * hint) ? MV_STAGE_CMA : 0);
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
@@ -790,11 +798,21 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
  * program runs, and the round is how the ranks agree; counted per region, not by op number,
  * so that calls interleaved with other ops still come round): every rank votes to stage
  * unless it finds the node far, so the op runs direct only when all do, and the pipe
- * otherwise. */
+ * otherwise. Those losing pipes copied in with temporal stores; a call in the hand-over
+ * band (mc_handover_nt: the call's user bytes between the ranks' L1s and L2s) streams its
+ * copy-ins, and there the pipe beats CMA in the slow state too (2 ranks, malloc buffers,
+ * forced far, 10 launches each all slow, flag exchange 0.36-0.37 us, medians, direct
+ * against the streamed pipe: allgather 16-256 KiB 1.03-1.12x against 1.10-2.16x, gather
+ * 1.08-1.17x against 1.46-1.79x, scatter 1.23-1.26x against 1.50-1.92x, alltoall 16-128 KiB
+ * 1.06-1.17x against 1.11-2.09x, bcast 32-64 KiB 1.14-1.29x against 1.47-1.61x but 128-256
+ * KiB 1.42-1.50x against 1.25-1.33x); above the band the streamed pipe fell to 0.18-0.26x
+ * (allgather, gather, scatter from 512 KiB, alltoall from 256 KiB, bcast from 1 MiB: 2 MiB
+ * of user buffers and more) and below it (bcast 16 KiB) to 0.51x. So a call in the band
+ * keeps its pipe on a far node; every rank computes the same user bytes. */
 #define MV_FAR_RECHECK 64
-static int far_direct(mc_shm_t *sh, size_t per_rank)
+static int far_direct(mc_shm_t *sh, size_t per_rank, size_t user)
 {
-    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh)) return 0;
+    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh) || mc_handover_nt(user, SIZE_MAX, sh->p)) return 0;
     return sh->far_all || ++sh->far_calls % MV_FAR_RECHECK == 0;
 }
 
@@ -819,7 +837,7 @@ int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
     if (how == MC_MV_DIRECT) return bcast_direct(sh, a, 0);
-    return far_direct(sh, a->count) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
+    return far_direct(sh, a->count, a->count * (size_t)sh->p) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
 }
 
 int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -831,8 +849,9 @@ int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     if (how == MC_MV_DIRECT) return allgatherv_direct(sh, a, &b, 0);
-    return far_direct(sh, blk_total(&b, sh->p) / (size_t)sh->p) ? allgatherv_direct(sh, a, &b, 1)
-                                                                 : allgatherv_pipe(sh, a, &b);
+    size_t total = blk_total(&b, sh->p);
+    return far_direct(sh, total / (size_t)sh->p, total * (size_t)(sh->p + 1)) ? allgatherv_direct(sh, a, &b, 1)
+                                                                             : allgatherv_pipe(sh, a, &b);
 }
 
 int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -844,7 +863,7 @@ int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count))) return gatherv_direct(sh, a, &b, hint, 0);
+    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p))) return gatherv_direct(sh, a, &b, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return gatherv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
     return gatherv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
@@ -860,7 +879,7 @@ int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     size_t hint = uniform ? a->count : 0;
     if (how == MC_MV_DIRECT) return scatterv_direct(sh, a, &b, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return scatterv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
-    return uniform && far_direct(sh, a->count) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
+    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
 
 int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -876,7 +895,7 @@ int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (how == MC_MV_DIRECT) return alltoallv_direct(sh, a, &sb, &rb, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh))
         return alltoallv_direct(sh, a, &sb, &rb, hint, MV_HYBRID_UNLESS_FAR);
-    return uniform && far_direct(sh, a->count) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
+    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p * (size_t)sh->p) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
                                                : alltoallv_pipe(sh, a, &sb, &rb, hint, how == MC_MV_HYBRID);
 }
 
