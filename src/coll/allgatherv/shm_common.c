@@ -661,7 +661,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     size_t mine = mc_blk_len(b, r), total = blk_total(b, p), user = total * (size_t)(p + 1);
     int nt = direct_nt(sh, user);
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (nt || ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE, total * (size_t)(p + 1)) ? MV_STAGE_CMA : 0);
+                (nt || ring_stage(sh, 1, total / (size_t)p, MV_RING_STAGE, user) ? MV_STAGE_CMA : 0);
     /* Streaming (above the cache), pushing reads every block once instead of p times; below,
      * pulling leaves each block in the cache of the rank that reads it. CMA reads lose to
      * staging once the copies stream: measured at 2 ranks with malloc buffers (time against
@@ -762,7 +762,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     size_t user = (blk_extent(sb, p) + blk_extent(rb, p)) * (size_t)p;
     int nt = direct_nt(sh, user);
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
-                (nt || ring_stage(sh, hint != 0, hint, MV_RING_STAGE, 2 * (size_t)p * (size_t)p * hint) ? MV_STAGE_CMA : 0);
+                (nt || ring_stage(sh, hint != 0, hint, MV_RING_STAGE, user) ? MV_STAGE_CMA : 0);
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
