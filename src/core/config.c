@@ -41,6 +41,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_SLICE", MC_CFG_SIZE, "128K", "maximum slice I_max of the movement-avoiding reductions"},
     {"MCOLL_SHM_SMALL", MC_CFG_SIZE, "256K", "largest message of the DPML-like small-message reductions"},
     {"MCOLL_SHM_FAR_NS", MC_CFG_INT, "100", "cross-core line-fetch latency (ns, second largest of a rank's last 8 samples) above which the node counts as far: writes of 1 KiB or more into the node region then stream (movement-avoiding slices, small allreduce/reduce_scatter copy-ins), allreduce from 1 MiB, gather, and the data movers' pipes from 16 KiB on ordinary buffers outside the hand-over band copy by CMA (in it they stream; shm_direct's allgather, gather, scatter, alltoall stage there), a zero-copy allgather pushes, scan and exscan from 16 KiB stream their windows (0 = never)"},
+    {"MCOLL_SHM_TRIAL", MC_CFG_INT, "1", "1: the reductions' direct algorithms (the default from 32 KiB) on ordinary buffers of 256 KiB or more time their calls and keep to the fastest of staging with temporal stores, staging with streaming stores and CMA, trying the others in bursts of 3 calls every 64; 0: fixed rules (stage, streamed on a far node; allreduce from 1 MiB by CMA when far)"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
@@ -119,6 +120,7 @@ static void load_shm(const char *name, const char *val)
     else if (!strcmp(name, "MCOLL_SHM_SLICE")) cfg.shm_slice = size_or(name, val, 128L << 10);
     else if (!strcmp(name, "MCOLL_SHM_SMALL")) cfg.shm_small = size_or(name, val, 256L << 10);
     else if (!strcmp(name, "MCOLL_SHM_FAR_NS")) cfg.shm_far_ns = count_or(name, val, 100);
+    else if (!strcmp(name, "MCOLL_SHM_TRIAL")) cfg.shm_trial = atoi(val) != 0;
     else if (!strcmp(name, "MCOLL_VSOCKET_SIZE")) cfg.vsocket_size = atoi(val);
     else if (!strcmp(name, "MCOLL_HEAP_SIZE")) cfg.heap_size = size_or(name, val, 64L << 30);
     else if (!strcmp(name, "MCOLL_HEAP_RETAIN")) cfg.heap_retain = size_or(name, val, 128L << 20);

@@ -198,6 +198,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
     }
     mc_shm_t *sh = calloc(1, sizeof *sh);
     if (!sh) return MPI_ERR_NO_MEM;
+    sh->trial_last = -1;
     int rc = create(ctx, sh);
     if (rc != MPI_SUCCESS || !sh->base) {
         mc_shm_free(sh);

@@ -53,6 +53,7 @@ typedef struct mc_post {
     int64_t heap_off;       /* offset in the poster's shared heap, -1 = not in it */
     uint64_t heap_id;       /* which heap segment (see heap.h), 0 = none */
     uint64_t votes;         /* MC_VOTE_* bits of the poster (mc_shm_vote; 0 after mc_shm_post) */
+    uint64_t took;          /* ns its last timed call took (mc_trial_publish; 0 = none) */
 } __attribute__((aligned(MC_CL))) mc_post_t;
 /* What a poster tells the others with its post, for decisions every rank must share: */
 #define MC_VOTE_STAGE 1u /* it would rather the op staged than used CMA (mc_shm_direct_agreed) */
@@ -71,6 +72,21 @@ typedef struct mc_xchg {
 #define MC_XLAT_N 8 /* line-fetch samples behind the estimate (latency.c) */
 
 typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t;
+
+/* A trial (trial.c): the timed ways of one op at one size class on one region. */
+#define MC_TRIAL_WAYS 3
+#define MC_TRIAL_KEEP 4              /* samples per way behind its estimate */
+#define MC_TRIAL_EVERY 64            /* every 64 calls, a burst of MC_TRIAL_BURST tries a way */
+#define MC_TRIAL_BURST 3
+#define MC_TRIAL_MIN ((size_t)256 << 10) /* smallest op timed (its calls take 15 us or more) */
+#define MC_TRIAL_CLASSES 12          /* size classes: [256 KiB, 512 KiB), ... the last open */
+#define MC_TRIAL_SITES 3             /* ops with trials: the reductions' direct path by mc_sr_dest_t */
+typedef struct mc_trial {
+    uint64_t calls;
+    int last;                                        /* way + 1 of the last call, 0: none */
+    uint32_t n[MC_TRIAL_WAYS];                       /* samples taken per way */
+    double ns_per_b[MC_TRIAL_WAYS][MC_TRIAL_KEEP];   /* the last ones, a ring per way */
+} mc_trial_t;
 
 typedef struct mc_shm {
     int p, r;                /* local size, local rank */
@@ -104,6 +120,13 @@ typedef struct mc_shm {
                               * (the same on every rank; allgatherv/shm_common.c) */
     uint64_t far_vcalls;     /* shm_hybrid calls (gatherv, scatterv, alltoallv), counted
                               * apart so that they do not move the pipes' rechecks */
+    mc_trial_t trial[MC_TRIAL_SITES][MC_TRIAL_CLASSES]; /* mc_trial_of */
+    struct {                 /* the last timed call, until its time is shared (mc_trial_collect) */
+        mc_trial_t *t;
+        int way;
+        double ns, bytes;
+    } trial_pend;
+    int trial_last;          /* the way the last timed call ran (-1: none; tests) */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */
@@ -396,6 +419,26 @@ uint32_t mc_shm_xlat(const mc_shm_t *sh);
  * the data movers' pipes run their direct algorithm (CMA) when every rank does
  * (sh->far_all; allgatherv/shm_common.c). */
 int mc_shm_far(mc_shm_t *sh);
+
+/* ---------------------------------------------------------------- trials (trial.c) */
+/* The trial of op site at this size (NULL below MC_TRIAL_MIN). Its ways are the op's own. */
+mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes);
+/* The way this call runs (counts the call): a function of the call count and of the samples,
+ * which every rank of the region shares (below), so the same on every rank. */
+int mc_trial_way(mc_trial_t *t, int nways);
+/* The fastest of the ways in the bit mask allowed (-1: none allowed). */
+int mc_trial_best(const mc_trial_t *t, int nways, unsigned allowed);
+/* Samples are shared through the posting round of the next timed op: mc_trial_done keeps this
+ * rank's time of a call of way, mc_trial_publish (after mc_shm_post of slot 0) puts it into the
+ * post, mc_trial_collect (after mc_shm_post_round) records the largest of the ranks' times as
+ * the call's sample, on every rank. */
+void mc_trial_done(mc_shm_t *sh, mc_trial_t *t, int way, double ns, double bytes);
+void mc_trial_publish(mc_shm_t *sh);
+void mc_trial_collect(mc_shm_t *sh);
+/* Now, in ns (a monotonic clock): a call's start and end. */
+double mc_trial_clock(void);
+/* Tests: fn(way, measured ns) replaces every measurement (NULL: the clock again). */
+void mc_trial_measure_set(double (*fn)(int way, double ns));
 #define MC_FAR_NT_MIN 1024
 
 /* ---------------------------------------------------------------- shared heap (heap.c) */

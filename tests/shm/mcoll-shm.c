@@ -753,6 +753,84 @@ static void test_far(void)
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 
+/* ---------------------------------------------------------------- trials (shm/trial.c)
+ * The reductions' direct path on ordinary buffers times its ways (staged temporal, staged
+ * streamed, CMA) from 256 KiB. A stand-in clock makes one way the fastest; every call must run
+ * the schedule's way, on every rank, by the path that way names, with a correct result. */
+static int trial_fast; /* the way the stand-in makes fastest; -1: a different one per rank */
+static double trial_time(int way, double ns)
+{
+    (void)ns;
+    if (trial_fast >= 0) return way == trial_fast ? 1e3 : 1e5;
+    /* alone, even ranks would take way 0 and odd ones way 2; the largest of the ranks'
+     * times (the op's) is lowest for way 2 */
+    static const double t[2][3] = {{1e3, 5e4, 2e4}, {3e4, 5e4, 1e3}};
+    return t[rank % 2][way];
+}
+
+static int trial_expect(uint64_t c, int nways, int best)
+{
+    if (c < MC_TRIAL_BURST * (uint64_t)nways) return (int)(c / MC_TRIAL_BURST);
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) return (int)(c / MC_TRIAL_EVERY % (uint64_t)nways);
+    return best;
+}
+
+static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
+{
+    mc_ctx_t *ctx;
+    if (mc_ctx_get(MPI_COMM_WORLD, &ctx) != MPI_SUCCESS || !ctx->shm) {
+        fails++;
+        if (rank == 0) printf("FAIL trial: no node region\n");
+        return;
+    }
+    mc_shm_t *sh = ctx->shm;
+    int nways = sh->cma ? 3 : 2;
+    if (best >= nways) return;
+    trial_fast = fast;
+    const char *name = mc_coll_name(c);
+    for (uint64_t k = 0; k < 2 * MC_TRIAL_EVERY + 8; k++, (*it)++) {
+        mcoll_stats_t st0, st1;
+        mcoll_stats_get(name, &st0);
+        uint64_t nt = far_call(c, n, *it), syncs = 0, mine;
+        mcoll_stats_get(name, &st1);
+        mine = st1.syncs - st0.syncs;
+        PMPI_Allreduce(&mine, &syncs, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        int want = trial_expect(k, nways, best), ran = sh->trial_last, lo, hi;
+        PMPI_Allreduce(&ran, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        PMPI_Allreduce(&ran, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        /* the path: streaming stores only on way 1; CMA's direct protocol publishes 3 times
+         * per rank (posting round, results, done), staging many more */
+        int path = (nt > 0) == (want == 1) && (syncs == 3 * (uint64_t)size) == (want == 2);
+        if (lo != want || hi != want || !path) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL trial %s of %zu doubles, call %llu: ran way %d-%d (streamed %llu bytes, %llu "
+                       "publications), expected way %d\n", name, n, (unsigned long long)k, lo, hi,
+                       (unsigned long long)nt, (unsigned long long)syncs, want);
+            break;
+        }
+    }
+}
+
+static void test_trial(void)
+{
+    if (size < 2) return;
+    int it = 0;
+    mc_trial_measure_set(trial_time);
+    mcoll_set_alg("allreduce", "shm_direct");
+    mcoll_set_alg("reduce", "shm_direct");
+    far_call(MC_ALLREDUCE, 1000, it++); /* creates the region (below the trials' sizes) */
+    /* a size class each (256 KiB, 512 KiB, 1 MiB, 2 MiB of input): a fresh trial */
+    for (int w = 0; w < 3; w++) trial_run(MC_ALLREDUCE, ((size_t)32 << 10) << w, w, w, &it);
+    trial_run(MC_ALLREDUCE, (size_t)256 << 10, -1, 2, &it);
+    trial_run(MC_REDUCE, (size_t)128 << 10, 2, 2, &it);
+    trial_run(MC_REDUCE, (size_t)256 << 10, 0, 0, &it);
+    mcoll_set_alg("allreduce", "auto");
+    mcoll_set_alg("reduce", "auto");
+    mc_trial_measure_set(NULL);
+    if (rank == 0) printf("trial: %d calls\n", it);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -764,6 +842,7 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "hygiene")) test_hygiene();
     else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
     else if (!strcmp(what, "far")) test_far();
+    else if (!strcmp(what, "trial")) test_trial();
     else if (!strcmp(what, "kill")) {
         call(MC_ALLREDUCE, 1000);
         if (rank == 1 % size) raise(SIGKILL);

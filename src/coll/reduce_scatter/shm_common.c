@@ -359,7 +359,8 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
     size_t s = total * e->ext, out = job->dest == MC_SR_ALL ? s * (size_t)e->p : s;
     e->W = mc_shm_ws(s * (size_t)e->p + out, (size_t)e->nbuf * (size_t)e->m * (size_t)e->p * e->stride);
     e->C = mc_cache_capacity(e->p);
-    e->far = s >= ma_far_min(job->dest) && mc_shm_far(sh);
+    e->far = job->handover == MC_SR_HO_RULE ? s >= ma_far_min(job->dest) && mc_shm_far(sh)
+                                            : job->handover == MC_SR_HO_STREAM;
     e->off = mc_malloc(2 * sizeof(size_t) * (size_t)e->p);
     if (!e->off) return MPI_ERR_NO_MEM;
     e->len = e->off + e->p;
@@ -696,6 +697,23 @@ static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t
     return rc;
 }
 
+/* The direct path's ways on ordinary buffers (its trial, shm/trial.c): staged through the
+ * region with temporal or with streaming stores (the MA engine), or CMA. */
+enum { SR_WAY_TEMPORAL, SR_WAY_STREAM, SR_WAY_CMA };
+
+/* The trial of this op (NULL: the fixed rules): from MC_TRIAL_MIN bytes of input, while the
+ * path is MCOLL_SHM_PATH=auto and MCOLL_SHM_TRIAL=1. */
+static mc_trial_t *sr_trial(mc_shm_t *sh, const mc_sr_job_t *job, size_t s)
+{
+    if (!mc_cfg()->shm_trial || mc_shm_path() != MC_PATH_AUTO) return NULL;
+    return mc_trial_of(sh, (int)job->dest, s);
+}
+
+static void sr_trial_took(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size_t s)
+{
+    if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)s);
+}
+
 int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
 {
     mc_shm_t *sh;
@@ -715,25 +733,41 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     mc_shm_quiesce(sh);
     mc_shm_post(sh, 0, a->sbuf, s);
     mc_shm_post(sh, 1, a->rbuf, out);
-    /* Through CMA every operand chunk costs a system call and a trip through scratch: measured
-     * at 2 ranks, the movement-avoiding algorithm beats that at every size from 16 KiB to
-     * 32 MiB (allreduce 1.2-1.7x, reduce 1.2-2.1x). So every rank votes to stage: the op runs
-     * direct only when every buffer is zero copy (MCOLL_SHM_PATH=cma still forces CMA). On a
-     * far node (latency.c) the engine streams its slices (ma_setup), and they still beat CMA
-     * (2 ranks: reduce 1.7-1.9x native against 0.9x, reduce_scatter_block 6-16x against
-     * 2.4-7x, allreduce 512 KiB 1.9-2.5x against 1.3-1.6x), except allreduce from
-     * MC_SR_FAR_CMA (1-2 MiB 1.2-1.8x, median 1.2-1.4x, against 1.4-1.5x): a far rank votes
-     * for CMA there, and the op takes it when every rank does (README "Measured"). */
-    if (job->dest != MC_SR_ALL || s < MC_SR_FAR_CMA || !mc_shm_far(sh)) {
+    mc_trial_publish(sh);
+    /* The path on ordinary buffers. Through CMA every operand chunk costs a system call and a
+     * trip through scratch; staged, every slice is handed from one core to another through the
+     * region, with temporal stores (the next core finds it in the writer's cache) or streaming
+     * ones (it reads memory). Which wins depends on the machine and its state (AMD EPYC VM, 2
+     * ranks: staged temporal 1.2-2.1x ahead of CMA near, streamed ahead when far, except
+     * allreduce from MC_SR_FAR_CMA; Intel Xeon VM: CMA ahead of both from 512 KiB, streamed
+     * last; README "Measured"), so from MC_TRIAL_MIN the op times the three (sr_trial); below,
+     * and with MCOLL_SHM_TRIAL=0, the rules of that AMD VM: every rank votes to stage, except
+     * a far rank in allreduce from MC_SR_FAR_CMA. The op runs direct when every rank voted so
+     * or every buffer is zero copy (MCOLL_SHM_PATH=cma forces CMA). */
+    mc_trial_t *tr = sr_trial(sh, job, s);
+    int way = tr ? mc_trial_way(tr, sh->cma ? 3 : 2) : -1;
+    int cma = way >= 0 ? way == SR_WAY_CMA : job->dest == MC_SR_ALL && s >= MC_SR_FAR_CMA && mc_shm_far(sh);
+    if (!cma) {
         mc_shm_vote(sh, 0, MC_VOTE_STAGE);
         mc_shm_vote(sh, 1, MC_VOTE_STAGE);
     }
     mc_shm_post_round(sh);
+    mc_trial_collect(sh);
+    double t0 = tr ? mc_trial_clock() : 0;
     int results = job->dest != MC_SR_RS;
     if (!mc_shm_direct_agreed(sh, 0) || (results && !mc_shm_direct_agreed(sh, 1))) {
         mc_shm_end(sh); /* nobody touched a posted buffer: the op ends here */
-        return mc_sr_ma(ctx, a, job, 0);
+        mc_sr_job_t staged = *job;
+        if (tr) { /* CMA refused (a post not reachable by it): the faster staged way */
+            if (way == SR_WAY_CMA) way = mc_trial_best(tr, 2, 3u);
+            staged.handover = way == SR_WAY_STREAM ? MC_SR_HO_STREAM : MC_SR_HO_TEMPORAL;
+        }
+        rc = mc_sr_ma(ctx, a, &staged, 0);
+        sr_trial_took(sh, tr, way, t0, s);
+        return rc;
     }
+    if (tr && (mc_shm_all_zero_copy(sh, 0) && (!results || mc_shm_all_zero_copy(sh, 1))))
+        tr = NULL; /* zero copy: no way to choose */
     direct_t d = {.sh = sh, .a = a};
     mc_red_init(&d.red, a);
     /* every input, every posted result buffer */
@@ -793,6 +827,7 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     }
     mc_shm_end(sh);
     mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* peers used my posted buffers */
+    sr_trial_took(sh, tr, SR_WAY_CMA, t0, s);
     mc_free(tmp);
     mc_free(d.scr[0]);
     mc_free(d.in);

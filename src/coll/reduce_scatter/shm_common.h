@@ -25,7 +25,12 @@ typedef enum {
 typedef struct mc_sr_job {
     mc_sr_dest_t dest;
     const size_t *counts, *displs;
+    int handover;   /* the MA engine's writes into the region: MC_SR_HO_* */
 } mc_sr_job_t;
+
+/* How the MA engine writes its slices: by the node's distance (ma_setup: streamed when far),
+ * or as the direct path's trial chose (mc_sr_direct). */
+enum { MC_SR_HO_RULE, MC_SR_HO_TEMPORAL, MC_SR_HO_STREAM };
 
 /* Movement-avoiding reduction (commutative ops). socket_aware: two levels over the region's
  * sockets (MA within each socket into a per-socket partial, then every rank reduces its piece

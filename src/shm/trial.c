@@ -1,0 +1,102 @@
+/* Trials: an op that has several ways to run, none of which wins on every machine, times its
+ * own calls and keeps to the fastest, trying the others now and then.
+ *
+ * Why: the reductions' path on ordinary buffers (staged through the region with temporal or
+ * streaming stores, or by CMA) was ranked by rules measured on one VM (AMD EPYC, 2 ranks:
+ * staged temporal near, streamed when the line-fetch latency says far). On an Intel Xeon VM
+ * (family 6 model 207; line fetch 280-320 ns, so always "far") the streamed slices were the
+ * slowest of the three (reduce 512 KiB-8 MiB 0.43-0.85x native, temporal 0.72-1.19x, CMA
+ * 0.94-1.54x): the latency says how far the other core is, not which way pays.
+ *
+ * Every rank of the region makes the same choice on the same call: a call's sample is the
+ * largest of the ranks' times (the op's time; one rank's alone misleads: a reduce's non-root
+ * that stages leaves before the root has the result), shared through the posting round of
+ * the next timed op. Schedule: the first 2 * nways calls run the ways in turn; after that
+ * every MC_TRIAL_EVERY-th call runs way (calls / MC_TRIAL_EVERY) mod nways, the others the way
+ * with the lowest estimate. A way's estimate is the least time per byte of its last
+ * MC_TRIAL_KEEP samples: interruptions and preemption only ever add time, and a state of the
+ * machine that lasts is taken up within MC_TRIAL_KEEP * MC_TRIAL_EVERY * nways calls. */
+#include "shm.h"
+#include <math.h>
+#include <time.h>
+
+static double (*measure_hook)(int way, double ns);
+
+double mc_trial_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+void mc_trial_measure_set(double (*fn)(int way, double ns)) { measure_hook = fn; }
+
+static double estimate(const mc_trial_t *t, int way)
+{
+    double best = HUGE_VAL;
+    int n = t->n[way] < MC_TRIAL_KEEP ? (int)t->n[way] : MC_TRIAL_KEEP;
+    for (int i = 0; i < n; i++)
+        if (t->ns_per_b[way][i] < best) best = t->ns_per_b[way][i];
+    return best;
+}
+
+int mc_trial_best(const mc_trial_t *t, int nways, unsigned allowed)
+{
+    int best = -1;
+    double e = HUGE_VAL;
+    for (int w = 0; w < nways; w++) {
+        if (!(allowed & (1u << w))) continue;
+        double x = estimate(t, w);
+        if (best < 0 || x < e) best = w, e = x;
+    }
+    return best;
+}
+
+int mc_trial_way(mc_trial_t *t, int nways)
+{
+    uint64_t c = t->calls++, n = (uint64_t)nways;
+    if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) return (int)(c / MC_TRIAL_EVERY % n);
+    return mc_trial_best(t, nways, ~0u);
+}
+
+void mc_trial_done(mc_shm_t *sh, mc_trial_t *t, int way, double ns, double bytes)
+{
+    if (!t || way < 0 || way >= MC_TRIAL_WAYS || bytes <= 0) return;
+    sh->trial_last = way;
+    int after = t->last == way + 1;   /* a call right after another way's is no sample */
+    t->last = way + 1;
+    if (!after) return;
+    if (measure_hook) ns = measure_hook(way, ns);
+    sh->trial_pend.t = t;
+    sh->trial_pend.way = way;
+    sh->trial_pend.ns = ns < 1 ? 1 : ns;
+    sh->trial_pend.bytes = bytes;
+}
+
+void mc_trial_publish(mc_shm_t *sh)
+{
+    mc_post(sh, sh->r, 0)->took = sh->trial_pend.t ? (uint64_t)sh->trial_pend.ns : 0;
+}
+
+void mc_trial_collect(mc_shm_t *sh)
+{
+    mc_trial_t *t = sh->trial_pend.t;
+    if (!t) return;
+    sh->trial_pend.t = NULL;
+    uint64_t most = 0;
+    for (int k = 0; k < sh->p; k++) {
+        uint64_t x = mc_post(sh, k, 0)->took;
+        if (x > most) most = x;
+    }
+    int w = sh->trial_pend.way;
+    t->ns_per_b[w][t->n[w]++ % MC_TRIAL_KEEP] = (double)most / sh->trial_pend.bytes;
+}
+
+mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes)
+{
+    if (site < 0 || site >= MC_TRIAL_SITES || bytes < MC_TRIAL_MIN) return NULL;
+    int cls = 0;
+    for (size_t b = bytes / MC_TRIAL_MIN; b > 1 && cls < MC_TRIAL_CLASSES - 1; b >>= 1) cls++;
+    return &sh->trial[site][cls];
+}
