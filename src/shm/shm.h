@@ -78,9 +78,12 @@ typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t
 #define MC_TRIAL_KEEP 4              /* samples per way behind its estimate */
 #define MC_TRIAL_EVERY 64            /* every 64 calls, a burst of MC_TRIAL_BURST tries a way */
 #define MC_TRIAL_BURST 3
-#define MC_TRIAL_MIN ((size_t)256 << 10) /* smallest op timed (its calls take 15 us or more) */
-#define MC_TRIAL_CLASSES 12          /* size classes: [256 KiB, 512 KiB), ... the last open */
-#define MC_TRIAL_SITES 3             /* ops with trials: the reductions' direct path by mc_sr_dest_t */
+#define MC_TRIAL_BEHIND 1.5          /* a way this much slower than the fastest is behind: */
+#define MC_TRIAL_FAR_OFF 16          /* it is tried on every 16th of its turns only */
+#define MC_TRIAL_MIN ((size_t)32 << 10) /* smallest size class (its callers may start higher) */
+#define MC_TRIAL_CLASSES 16          /* size classes: [32 KiB, 64 KiB), ... the last open */
+/* ops with trials: the reductions' direct path by mc_sr_dest_t (0-2), the data movers' (3-7) */
+enum { MC_TRIAL_BCAST = 3, MC_TRIAL_ALLGATHER, MC_TRIAL_GATHER, MC_TRIAL_SCATTER, MC_TRIAL_ALLTOALL, MC_TRIAL_SITES };
 typedef struct mc_trial {
     uint64_t calls;
     int last;                                        /* way + 1 of the last call, 0: none */

@@ -1,21 +1,30 @@
 /* Trials: an op that has several ways to run, none of which wins on every machine, times its
  * own calls and keeps to the fastest, trying the others now and then.
  *
- * Why: the reductions' path on ordinary buffers (staged through the region with temporal or
- * streaming stores, or by CMA) was ranked by rules measured on one VM (AMD EPYC, 2 ranks:
- * staged temporal near, streamed when the line-fetch latency says far). On an Intel Xeon VM
- * (family 6 model 207; line fetch 280-320 ns, so always "far") the streamed slices were the
- * slowest of the three (reduce 512 KiB-8 MiB 0.43-0.85x native, temporal 0.72-1.19x, CMA
- * 0.94-1.54x): the latency says how far the other core is, not which way pays.
+ * Why: the shared-memory paths on ordinary buffers (the reductions: staged through the region
+ * with temporal or streaming stores, or CMA; the data movers: staged through their pipes, or
+ * CMA) were ranked by rules measured on AMD EPYC VMs (2 ranks: staged temporal near, streamed
+ * or CMA when the line-fetch latency says far). On an Intel Xeon VM (family 6 model 207; line
+ * fetch 280-320 ns, so always "far") the streamed slices were the slowest way to reduce
+ * (reduce 512 KiB-8 MiB 0.43-0.85x native, temporal 0.72-1.19x, CMA 0.94-1.54x) and CMA beat
+ * every staged mover: the latency says how far the other core is, not which way pays.
  *
  * Every rank of the region makes the same choice on the same call: a call's sample is the
  * largest of the ranks' times (the op's time; one rank's alone misleads: a reduce's non-root
  * that stages leaves before the root has the result), shared through the posting round of
- * the next timed op. Schedule: the first 2 * nways calls run the ways in turn; after that
- * every MC_TRIAL_EVERY-th call runs way (calls / MC_TRIAL_EVERY) mod nways, the others the way
- * with the lowest estimate. A way's estimate is the least time per byte of its last
- * MC_TRIAL_KEEP samples: interruptions and preemption only ever add time, and a state of the
- * machine that lasts is taken up within MC_TRIAL_KEEP * MC_TRIAL_EVERY * nways calls. */
+ * the next timed op. Schedule: MC_TRIAL_BURST calls of each way in turn; after that, every
+ * MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs way (calls / MC_TRIAL_EVERY) mod nways,
+ * unless that way is more than MC_TRIAL_BEHIND times slower than the fastest (then only on
+ * every MC_TRIAL_FAR_OFF-th of its turns); the other calls run the fastest. Bursts of a way
+ * 3x slower every 128 calls (bcast and gather of 32-128 KiB at 2 ranks, staged against CMA on
+ * that Intel VM) cost mcoll-bench's median 25-40 % (1.22-1.47x native -> 0.82-1.00x; why a
+ * few calls move the median of the others was not found): hence the rarer tries of ways far
+ * behind. A call right after one of another way gives no sample (the first CMA call after
+ * staged ones ran 1.4-1.9x slower than CMA calls in a row). A way's estimate is the least
+ * time per byte of its last MC_TRIAL_KEEP samples: interruptions and preemption only ever add
+ * time. A lasting change of the machine's state is taken up within MC_TRIAL_KEEP / 2 turns of
+ * each way: MC_TRIAL_KEEP * MC_TRIAL_EVERY * nways / 2 calls, times MC_TRIAL_FAR_OFF for a way
+ * that was far behind. */
 #include "shm.h"
 #include <math.h>
 #include <time.h>
@@ -56,8 +65,14 @@ int mc_trial_way(mc_trial_t *t, int nways)
 {
     uint64_t c = t->calls++, n = (uint64_t)nways;
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
-    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) return (int)(c / MC_TRIAL_EVERY % n);
-    return mc_trial_best(t, nways, ~0u);
+    int best = mc_trial_best(t, nways, ~0u);
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) {
+        int w = (int)(c / MC_TRIAL_EVERY % n);
+        /* a way far behind only every MC_TRIAL_FAR_OFF-th time its turn comes */
+        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || c / MC_TRIAL_EVERY / n % MC_TRIAL_FAR_OFF == 0)
+            return w;
+    }
+    return best;
 }
 
 void mc_trial_done(mc_shm_t *sh, mc_trial_t *t, int way, double ns, double bytes)

@@ -29,6 +29,7 @@
 #include "shm/heap.h"
 #include "shm/shm.h"
 #include <dirent.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -768,13 +769,68 @@ static double trial_time(int way, double ns)
     return t[rank % 2][way];
 }
 
-static int trial_expect(uint64_t c, int nways, int best)
+/* The way of call c of a fresh trial (trial.c's schedule), given the fastest way and the
+ * ways far behind it (a bit mask) under the stand-in. */
+static int trial_expect(uint64_t c, int nways, int best, unsigned behind)
 {
-    if (c < MC_TRIAL_BURST * (uint64_t)nways) return (int)(c / MC_TRIAL_BURST);
-    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) return (int)(c / MC_TRIAL_EVERY % (uint64_t)nways);
+    uint64_t n = (uint64_t)nways, turn = c / MC_TRIAL_EVERY;
+    if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST && (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0))
+        return (int)(turn % n);
     return best;
 }
 
+/* Under the stand-in: the ways more than MC_TRIAL_BEHIND times slower than the fastest (the
+ * op's time: the largest over the ranks). */
+static unsigned trial_behind(int fast, int nways)
+{
+    double t[3] = {0, 0, 0}, lo = HUGE_VAL;
+    unsigned m = 0;
+    for (int w = 0; w < nways; w++) {
+        trial_fast = fast;
+        for (int k = 0; k < size; k++) {
+            int keep = rank;
+            rank = k;   /* trial_time reads the rank */
+            double x = trial_time(w, 0);
+            rank = keep;
+            if (x > t[w]) t[w] = x;
+        }
+        if (t[w] < lo) lo = t[w];
+    }
+    for (int w = 0; w < nways; w++)
+        if (t[w] > MC_TRIAL_BEHIND * lo) m |= 1u << w;
+    return m;
+}
+
+/* One call of a data mover (n bytes per rank and block, malloc buffers), its result checked;
+ * returns the publications over all ranks. */
+static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
+{
+    size_t tot = n * (size_t)size;
+    unsigned char *s = malloc(tot), *r = malloc(tot);
+    if (!s || !r) abort();
+    for (size_t i = 0; i < tot; i++) s[i] = (unsigned char)(i * 7 + (size_t)rank * 13 + (size_t)it);
+    mcoll_stats_t st0, st1;
+    mcoll_stats_get(mc_coll_name(c), &st0);
+    if (c == MC_ALLGATHER) MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    else MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    mcoll_stats_get(mc_coll_name(c), &st1);
+    for (size_t i = 0; i < (c == MC_ALLGATHER ? tot : n); i++) {
+        size_t from = c == MC_ALLGATHER ? i / n : 0, at = c == MC_ALLGATHER ? i % n : (size_t)rank * n + i;
+        if (r[i] != (unsigned char)(at * 7 + from * 13 + (size_t)it)) {
+            check(mc_coll_name(c), it, (int)i, r[i], (unsigned char)(at * 7 + from * 13 + (size_t)it));
+            break;
+        }
+    }
+    free(s);
+    free(r);
+    uint64_t mine = st1.syncs - st0.syncs, sum = 0;
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
+/* c's trial at n doubles (reductions) or bytes (movers) per rank: 2 ways for the movers
+ * (staged, CMA), 3 for the reductions (staged temporal, staged streamed, CMA). */
 static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
 {
     mc_ctx_t *ctx;
@@ -784,27 +840,40 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     mc_shm_t *sh = ctx->shm;
-    int nways = sh->cma ? 3 : 2;
-    if (best >= nways) return;
+    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover ? 2 : 3, cma = nways - 1;
+    if (!sh->cma) {
+        if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
+        return;
+    }
+    unsigned behind = trial_behind(fast, nways);
     trial_fast = fast;
     const char *name = mc_coll_name(c);
-    for (uint64_t k = 0; k < 2 * MC_TRIAL_EVERY + 8; k++, (*it)++) {
+    /* turns 0 .. 2 nways - 1: every way's first turn, and the turns where ways far behind
+     * are skipped */
+    for (uint64_t k = 0; k < 2 * (uint64_t)nways * MC_TRIAL_EVERY + 8; k++, (*it)++) {
         mcoll_stats_t st0, st1;
-        mcoll_stats_get(name, &st0);
-        uint64_t nt = far_call(c, n, *it), syncs = 0, mine;
-        mcoll_stats_get(name, &st1);
-        mine = st1.syncs - st0.syncs;
-        PMPI_Allreduce(&mine, &syncs, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-        int want = trial_expect(k, nways, best), ran = sh->trial_last, lo, hi;
+        uint64_t nt = 0, syncs = 0, mine;
+        if (mover) {
+            syncs = trial_mover(c, n, *it);
+        } else {
+            mcoll_stats_get(name, &st0);
+            nt = far_call(c, n, *it);
+            mcoll_stats_get(name, &st1);
+            mine = st1.syncs - st0.syncs;
+            PMPI_Allreduce(&mine, &syncs, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        }
+        int want = trial_expect(k, nways, best, behind), ran = sh->trial_last, lo, hi;
         PMPI_Allreduce(&ran, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         PMPI_Allreduce(&ran, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        /* the path: streaming stores only on way 1; CMA's direct protocol publishes 3 times
-         * per rank (posting round, results, done), staging many more */
-        int path = (nt > 0) == (want == 1) && (syncs == 3 * (uint64_t)size) == (want == 2);
+        /* the path: streaming stores only on the reductions' way 1; CMA's direct protocol
+         * publishes 3 times per rank (posting round, results or parts, done) in the
+         * reductions, twice in the movers (posting round, done), staging more */
+        uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
+        int path = (nt > 0) == (!mover && want == 1) && (syncs == direct) == (want == cma);
         if (lo != want || hi != want || !path) {
             fails++;
             if (rank == 0)
-                printf("FAIL trial %s of %zu doubles, call %llu: ran way %d-%d (streamed %llu bytes, %llu "
+                printf("FAIL trial %s of %zu per rank, call %llu: ran way %d-%d (streamed %llu bytes, %llu "
                        "publications), expected way %d\n", name, n, (unsigned long long)k, lo, hi,
                        (unsigned long long)nt, (unsigned long long)syncs, want);
             break;
@@ -825,6 +894,15 @@ static void test_trial(void)
     trial_run(MC_ALLREDUCE, (size_t)256 << 10, -1, 2, &it);
     trial_run(MC_REDUCE, (size_t)128 << 10, 2, 2, &it);
     trial_run(MC_REDUCE, (size_t)256 << 10, 0, 0, &it);
+    /* the movers' direct algorithm: staged (way 0) or CMA (way 1), from 32 KiB of user buffers */
+    mcoll_set_alg("allgather", "shm_direct");
+    mcoll_set_alg("scatter", "shm_direct");
+    trial_run(MC_ALLGATHER, (size_t)64 << 10, 0, 0, &it);
+    trial_run(MC_ALLGATHER, (size_t)256 << 10, 1, 1, &it);
+    trial_run(MC_SCATTER, (size_t)64 << 10, 1, 1, &it);
+    trial_run(MC_SCATTER, (size_t)256 << 10, 0, 0, &it);
+    mcoll_set_alg("allgather", "auto");
+    mcoll_set_alg("scatter", "auto");
     mcoll_set_alg("allreduce", "auto");
     mcoll_set_alg("reduce", "auto");
     mc_trial_measure_set(NULL);

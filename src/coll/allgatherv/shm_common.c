@@ -525,13 +525,50 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
         mc_shm_vote(sh, 0, MC_VOTE_CMA_FAST);
     }
     if (buf1) mc_shm_post(sh, 1, buf1, len1);
+    mc_trial_publish(sh);
     mc_shm_post_round(sh);
+    mc_trial_collect(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
     mc_shm_end(sh);
     return 0;
 }
 
 static size_t peer_table(mc_shm_t *sh, int rank, int i) { return ((const size_t *)mc_shm_slot_of(sh, rank))[i]; }
+
+/* The data movers' trial (shm/trial.c) on ordinary buffers: staged through the pipe (its
+ * ring, its own rule for streaming) or CMA. The rules in the direct algorithms below were
+ * measured on AMD EPYC VMs (staging near from 512 KiB-2 MiB blocks, CMA far outside the
+ * hand-over band, the streamed pipe in it); on an Intel Xeon VM, whose node is always far, CMA
+ * won at every size from 64 KiB to 8 MiB and the band's streamed pipes lost most (2 ranks,
+ * same-run over native Open MPI, 2 launches each, default against MCOLL_SHM_PATH=cma:
+ * allgather and alltoall 64-256 KiB 0.38-0.42x against 1.01-1.11x, gather 64-512 KiB
+ * 0.54-0.90x against 1.30-1.63x, scatter 64 KiB-1 MiB 0.55-0.78x against 1.47-1.62x). So the
+ * uniform collectives' direct algorithm, asked for as such (not a pipe's far recheck), times
+ * both ways from MC_TRIAL_MIN bytes of user buffers (every rank knows the same sizes) and
+ * keeps to the faster; MCOLL_SHM_TRIAL=0 and MCOLL_SHM_PATH keep the rules. */
+enum { MV_WAY_STAGE, MV_WAY_CMA };
+static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless_far, int *stage)
+{
+    if (pipe_unless_far || !mc_cfg()->shm_trial || mc_shm_path() != MC_PATH_AUTO || !sh->cma) return NULL;
+    mc_trial_t *tr = mc_trial_of(sh, site, user);
+    if (tr) *stage = (*stage & ~MV_STAGE_CMA) | (mc_trial_way(tr, 2) == MV_WAY_STAGE ? MV_STAGE_CMA : 0);
+    return tr;
+}
+
+/* After direct_open: when to start the clock; NULL when every post is zero copy (no way to
+ * choose: the votes are ignored). */
+static mc_trial_t *mv_trial_start(mc_shm_t *sh, mc_trial_t *tr, int direct, double *t0)
+{
+    if (tr && direct && mc_shm_all_zero_copy(sh, 0)) tr = NULL;
+    *t0 = tr ? mc_trial_clock() : 0;
+    return tr;
+}
+
+static int mv_trial_end(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size_t user, int rc)
+{
+    if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)user);
+    return rc;
+}
 
 /* Ends a direct op; a rank whose post peers used waits until they all finished. */
 static int direct_close(mc_shm_t *sh, int posted_used, int rc)
@@ -614,7 +651,12 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
      * against staging's 0.7-1.9x from 256 KiB to 4 MiB; 1.8-2.5x against 1.2-3.4x at 8-16 MiB. */
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
                 (nt || ring_stage(sh, 1, n, MV_RING_STAGE_BCAST, 0) ? MV_STAGE_CMA : 0);
-    if (!direct_open(sh, a->rbuf, n, NULL, stage)) return bcast_pipe(sh, a);
+    size_t user = n * (size_t)p;
+    double t0;
+    mc_trial_t *tr = mv_trial(sh, MC_TRIAL_BCAST, user, pipe_unless_far, &stage);
+    int direct = direct_open(sh, a->rbuf, n, NULL, stage);
+    tr = mv_trial_start(sh, tr, direct, &t0);
+    if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, bcast_pipe(sh, a));
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
         for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
@@ -628,7 +670,7 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
         }
         mc_shm_wait(sh, MC_F_STEP, root, 2);   /* part 0 is in; the root is done with my post */
     }
-    return direct_close(sh, v == 0, rc);
+    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, v == 0, rc));
 }
 
 /* Push: this rank's block goes to every rank's rbuf (its own first), sub-block by sub-block so
@@ -683,8 +725,11 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * 2.29-2.91x; 512 KiB-2 MiB and 8 MiB the same either way. Plain copies (every rank
      * copying S bytes at once, again and again, temporal against streaming) switch at W =
      * 32 MiB here: the formula's C holds for them, not for the pull. */
-    if (!direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p)))
-        return allgatherv_pipe(sh, a, b);
+    double t0;
+    mc_trial_t *tr = a->coll == MC_ALLGATHER ? mv_trial(sh, MC_TRIAL_ALLGATHER, user, pipe_unless_far, &stage) : NULL;
+    int direct = direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
+    tr = mv_trial_start(sh, tr, direct, &t0);
+    if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, allgatherv_pipe(sh, a, b));
     if ((push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1))
         return allgatherv_push(sh, a, b);
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
@@ -693,7 +738,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
         if (len) rc = mc_peer_read_nt(sh, w, 0, 0, (char *)a->rbuf + mc_blk_off(b, w), len, nt);
     }
     local_copy(sh, (char *)a->rbuf + mc_blk_off(b, r), a->sbuf, mine, user);
-    return direct_close(sh, 1, rc);
+    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, 1, rc));
 }
 
 /* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
@@ -718,10 +763,17 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
                 (direct_nt(sh, 2 * (size_t)p * a->count) || (!mc_shm_far(sh) && a->count >= MV_GATHER_STAGE) ||
                          ring_stage(sh, !v, a->count, MV_RING_STAGE, 2 * (size_t)p * a->count)
-                     ? MV_STAGE_CMA | (is_root ? 0 : MV_POST_LOCAL)
+                     ? MV_STAGE_CMA
                      : 0);
-    if (!direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
-        return gatherv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
+    size_t user = 2 * (size_t)p * a->count;
+    double t0;
+    mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_GATHER, user, pipe_unless_far, &stage) : NULL;
+    if ((stage & MV_STAGE_CMA) && !is_root) stage |= MV_POST_LOCAL;   /* the root never reads my post */
+    int direct = direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
+    tr = mv_trial_start(sh, tr, direct, &t0);
+    if (!direct)
+        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+                            gatherv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
         /* the root's rbuf and every rank's block (b is the root's: estimate from ours) */
@@ -729,7 +781,7 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     } else {
         local_copy(sh, (char *)a->rbuf + mc_blk_off(b, r), a->sbuf, a->count, 2 * blk_extent(b, p));
     }
-    return direct_close(sh, is_root, rc);
+    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, is_root, rc));
 }
 
 /* The root posts sbuf (and for scatterv its displacements); every rank reads its block. */
@@ -742,15 +794,21 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
      * the root: measured at 2 ranks with malloc buffers, CMA is 1.2-1.4x faster at 256 KiB-16 MiB. */
     int stage = (pipe_unless_far && !mc_shm_far(sh) ? MV_STAGE_PIPE : 0) |
                 (ring_stage(sh, !v, a->count, MV_RING_STAGE_SCATTER, 2 * (size_t)p * a->count) ? MV_STAGE_CMA : 0) | (is_root ? 0 : MV_POST_LOCAL);
-    if (!direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage))
-        return scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
+    size_t user = 2 * (size_t)p * a->count;
+    double t0;
+    mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_SCATTER, user, pipe_unless_far, &stage) : NULL;
+    int direct = direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
+    tr = mv_trial_start(sh, tr, direct, &t0);
+    if (!direct)
+        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+                            scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
         if (a->count) rc = mc_peer_read_nt(sh, root, 0, off, a->rbuf, a->count, direct_nt(sh, 2 * (size_t)p * a->count));
     } else {
         local_copy(sh, a->rbuf, (const char *)a->sbuf + mc_blk_off(b, r), a->count, 2 * blk_extent(b, p));
     }
-    return direct_close(sh, is_root, rc);
+    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, is_root, rc));
 }
 
 /* Read-based: every rank posts sbuf (and for alltoallv its send displacements) and reads
@@ -766,8 +824,13 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     /* As allgather: measured the same way, both 0.91-1.19x while the copies stay in the
      * cache; at 8-16 MiB per block staging 1.1-1.8x, CMA 1.0x. nt is this rank's view
      * (alltoallv blocks differ); the votes combine them. */
-    if (!direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage))
-        return alltoallv_pipe(sh, a, sb, rb, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR);
+    double t0;
+    mc_trial_t *tr = a->coll == MC_ALLTOALL ? mv_trial(sh, MC_TRIAL_ALLTOALL, user, pipe_unless_far, &stage) : NULL;
+    int direct = direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
+    tr = mv_trial_start(sh, tr, direct, &t0);
+    if (!direct)
+        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+                            alltoallv_pipe(sh, a, sb, rb, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
         size_t len = mc_blk_len(rb, w);
@@ -776,7 +839,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     }
     local_copy(sh, (char *)a->rbuf + mc_blk_off(rb, r), (const char *)a->sbuf + mc_blk_off(sb, r),
                mc_blk_len(rb, r), user);
-    return direct_close(sh, 1, rc);
+    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, 1, rc));
 }
 
 /* ================================================================ entry points */

@@ -701,8 +701,9 @@ static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t
  * region with temporal or with streaming stores (the MA engine), or CMA. */
 enum { SR_WAY_TEMPORAL, SR_WAY_STREAM, SR_WAY_CMA };
 
-/* The trial of this op (NULL: the fixed rules): from MC_TRIAL_MIN bytes of input, while the
- * path is MCOLL_SHM_PATH=auto and MCOLL_SHM_TRIAL=1. */
+/* The trial of this op (NULL: the fixed rules): from MC_TRIAL_MIN bytes of input (the
+ * direct algorithm's smallest default size), while the path is MCOLL_SHM_PATH=auto and
+ * MCOLL_SHM_TRIAL=1. */
 static mc_trial_t *sr_trial(mc_shm_t *sh, const mc_sr_job_t *job, size_t s)
 {
     if (!mc_cfg()->shm_trial || mc_shm_path() != MC_PATH_AUTO) return NULL;
