@@ -33,7 +33,7 @@ typedef struct mc_config {
     long shm_slice;             /* I_max of the movement-avoiding reductions, bytes */
     long shm_small;             /* DPML-like small-message reductions up to this size */
     long shm_far_ns;            /* line-fetch latency above which the node is far, 0 = never */
-    int shm_trial;              /* 1: the reductions' direct path times its ways (shm/trial.c) */
+    int shm_trial;              /* 1: the direct algorithms time their ways (shm/trial.c) */
     int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */
