@@ -901,6 +901,11 @@ static void test_trial(void)
     trial_run(MC_ALLGATHER, (size_t)256 << 10, 1, 1, &it);
     trial_run(MC_SCATTER, (size_t)64 << 10, 1, 1, &it);
     trial_run(MC_SCATTER, (size_t)256 << 10, 0, 0, &it);
+    /* a pipe's call of 16 KiB per rank or more takes the direct algorithm's posting round and
+     * the same trial: staged is the pipe */
+    mcoll_set_alg("allgather", "shm_pipe");
+    trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
+    trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     mcoll_set_alg("allgather", "auto");
     mcoll_set_alg("scatter", "auto");
     mcoll_set_alg("allreduce", "auto");

@@ -547,19 +547,27 @@ static size_t peer_table(mc_shm_t *sh, int rank, int i) { return ((const size_t 
  * both ways from MC_TRIAL_MIN bytes of user buffers (every rank knows the same sizes) and
  * keeps to the faster; MCOLL_SHM_TRIAL=0 and MCOLL_SHM_PATH keep the rules. */
 enum { MV_WAY_STAGE, MV_WAY_CMA };
+static int mv_trials(const mc_shm_t *sh) { return mc_cfg()->shm_trial && mc_shm_path() == MC_PATH_AUTO && sh->cma; }
+/* pipe_unless_far: 0 for the direct algorithm (staging is a vote the zero-copy path
+ * overrides), MV_STAGE_PIPE for a pipe's call routed here (far_direct: staging is the pipe,
+ * whatever the buffers), MV_HYBRID_UNLESS_FAR: no trial. */
 static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless_far, int *stage)
 {
-    if (pipe_unless_far || !mc_cfg()->shm_trial || mc_shm_path() != MC_PATH_AUTO || !sh->cma) return NULL;
+    if (pipe_unless_far == MV_HYBRID_UNLESS_FAR || !mv_trials(sh)) return NULL;
     mc_trial_t *tr = mc_trial_of(sh, site, user);
-    if (tr) *stage = (*stage & ~MV_STAGE_CMA) | (mc_trial_way(tr, 2) == MV_WAY_STAGE ? MV_STAGE_CMA : 0);
+    if (!tr) return NULL;
+    int staged = mc_trial_way(tr, 2) == MV_WAY_STAGE;
+    *stage &= ~(MV_STAGE_CMA | MV_STAGE_PIPE);
+    if (staged) *stage |= pipe_unless_far ? MV_STAGE_PIPE : MV_STAGE_CMA;
     return tr;
 }
 
-/* After direct_open: when to start the clock; NULL when every post is zero copy (no way to
- * choose: the votes are ignored). */
-static mc_trial_t *mv_trial_start(mc_shm_t *sh, mc_trial_t *tr, int direct, double *t0)
+/* After direct_open: when to start the clock; NULL when the direct algorithm found every post
+ * zero copy (no way to choose: its staging votes are ignored; a pipe's vote is not, and there
+ * the direct way is zero copy). */
+static mc_trial_t *mv_trial_start(mc_shm_t *sh, mc_trial_t *tr, int pipe_unless_far, int direct, double *t0)
 {
-    if (tr && direct && mc_shm_all_zero_copy(sh, 0)) tr = NULL;
+    if (tr && direct && !pipe_unless_far && mc_shm_all_zero_copy(sh, 0)) tr = NULL;
     *t0 = tr ? mc_trial_clock() : 0;
     return tr;
 }
@@ -655,7 +663,7 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
     double t0;
     mc_trial_t *tr = mv_trial(sh, MC_TRIAL_BCAST, user, pipe_unless_far, &stage);
     int direct = direct_open(sh, a->rbuf, n, NULL, stage);
-    tr = mv_trial_start(sh, tr, direct, &t0);
+    tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, bcast_pipe(sh, a));
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
@@ -728,7 +736,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLGATHER ? mv_trial(sh, MC_TRIAL_ALLGATHER, user, pipe_unless_far, &stage) : NULL;
     int direct = direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
-    tr = mv_trial_start(sh, tr, direct, &t0);
+    tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, allgatherv_pipe(sh, a, b));
     if ((push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1))
         return allgatherv_push(sh, a, b);
@@ -770,7 +778,7 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_GATHER, user, pipe_unless_far, &stage) : NULL;
     if ((stage & MV_STAGE_CMA) && !is_root) stage |= MV_POST_LOCAL;   /* the root never reads my post */
     int direct = direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
-    tr = mv_trial_start(sh, tr, direct, &t0);
+    tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
                             gatherv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
@@ -798,7 +806,7 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     double t0;
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_SCATTER, user, pipe_unless_far, &stage) : NULL;
     int direct = direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
-    tr = mv_trial_start(sh, tr, direct, &t0);
+    tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
                             scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
@@ -827,7 +835,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLTOALL ? mv_trial(sh, MC_TRIAL_ALLTOALL, user, pipe_unless_far, &stage) : NULL;
     int direct = direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
-    tr = mv_trial_start(sh, tr, direct, &t0);
+    tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
                             alltoallv_pipe(sh, a, sb, rb, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
@@ -875,7 +883,14 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
 #define MV_FAR_RECHECK 64
 static int far_direct(mc_shm_t *sh, size_t per_rank, size_t user)
 {
-    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh) || mc_handover_nt(user, SIZE_MAX, sh->p)) return 0;
+    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh)) return 0;
+    /* With trials (mv_trial) every such call takes the direct algorithm's posting round and
+     * its trial chooses between the pipe and CMA: the band's streamed pipe won on the AMD VM
+     * above and lost to CMA on an Intel one, where the node's distance, sampled only by these
+     * rounds, also flickered around the threshold (2 ranks, same-run over native Open MPI:
+     * allgather and alltoall 32 KiB 0.57-0.62x as pipes, 1.05-1.16x by CMA). */
+    if (mv_trials(sh)) return 1;
+    if (mc_handover_nt(user, SIZE_MAX, sh->p)) return 0;
     return sh->far_all || ++sh->far_calls % MV_FAR_RECHECK == 0;
 }
 
