@@ -424,6 +424,8 @@ uint32_t mc_shm_xlat(const mc_shm_t *sh);
 int mc_shm_far(mc_shm_t *sh);
 
 /* ---------------------------------------------------------------- trials (trial.c) */
+/* Trials are on: MCOLL_SHM_TRIAL=1 and the path not forced (MCOLL_SHM_PATH=auto). */
+int mc_trials_on(void);
 /* The trial of op site at this size (NULL below MC_TRIAL_MIN). Its ways are the op's own. */
 mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes);
 /* The way this call runs (counts the call): a function of the call count and of the samples,

@@ -26,6 +26,7 @@
  * each way: MC_TRIAL_KEEP * MC_TRIAL_EVERY * nways / 2 calls, times MC_TRIAL_FAR_OFF for a way
  * that was far behind. */
 #include "shm.h"
+#include "../core/config.h"
 #include <math.h>
 #include <time.h>
 
@@ -107,6 +108,8 @@ void mc_trial_collect(mc_shm_t *sh)
     int w = sh->trial_pend.way;
     t->ns_per_b[w][t->n[w]++ % MC_TRIAL_KEEP] = (double)most / sh->trial_pend.bytes;
 }
+
+int mc_trials_on(void) { return mc_cfg()->shm_trial && mc_shm_path() == MC_PATH_AUTO; }
 
 mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes)
 {

@@ -547,7 +547,7 @@ static size_t peer_table(mc_shm_t *sh, int rank, int i) { return ((const size_t 
  * both ways from MC_TRIAL_MIN bytes of user buffers (every rank knows the same sizes) and
  * keeps to the faster; MCOLL_SHM_TRIAL=0 and MCOLL_SHM_PATH keep the rules. */
 enum { MV_WAY_STAGE, MV_WAY_CMA };
-static int mv_trials(const mc_shm_t *sh) { return mc_cfg()->shm_trial && mc_shm_path() == MC_PATH_AUTO && sh->cma; }
+static int mv_trials(const mc_shm_t *sh) { return sh->cma && mc_trials_on(); }
 /* pipe_unless_far: 0 for the direct algorithm (staging is a vote the zero-copy path
  * overrides), MV_STAGE_PIPE for a pipe's call routed here (far_direct: staging is the pipe,
  * whatever the buffers), MV_HYBRID_UNLESS_FAR: no trial. */

@@ -706,8 +706,7 @@ enum { SR_WAY_TEMPORAL, SR_WAY_STREAM, SR_WAY_CMA };
  * MCOLL_SHM_TRIAL=1. */
 static mc_trial_t *sr_trial(mc_shm_t *sh, const mc_sr_job_t *job, size_t s)
 {
-    if (!mc_cfg()->shm_trial || mc_shm_path() != MC_PATH_AUTO) return NULL;
-    return mc_trial_of(sh, (int)job->dest, s);
+    return mc_trials_on() ? mc_trial_of(sh, (int)job->dest, s) : NULL;
 }
 
 static void sr_trial_took(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size_t s)
