@@ -35,7 +35,7 @@ static const mc_rule_t rules[] = {
     {MC_BCAST, 16 * KiB, 0, "binomial", 0, 0},
     {MC_BCAST, 1 * MiB, 0, "split_binary", 32 * KiB, 0},
     {MC_BCAST, ANY, 0, "pipeline", 128 * KiB, 0},
-    {MC_REDUCE, 8 * KiB, 0, "shm_dpml", 0, 0},
+    {MC_REDUCE, 16 * KiB, 0, "shm_dpml", 0, 0},
     /* shm_direct of the reductions: zero copy when every buffer is in the shared heap, else
      * (malloc'd buffers) it runs shm_ma, the faster one on CMA */
     {MC_REDUCE, ANY, 0, "shm_direct", 0, 0},
@@ -44,7 +44,7 @@ static const mc_rule_t rules[] = {
     {MC_REDUCE, ANY, 2, "binomial", 0, 0},
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB, 0},
     {MC_REDUCE, ANY, 0, "binomial", 64 * KiB, 0},
-    {MC_ALLREDUCE, 4 * KiB, 0, "shm_dpml", 0, 0},
+    {MC_ALLREDUCE, 16 * KiB, 0, "shm_dpml", 0, 0},
     {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0, 0},
     {MC_ALLREDUCE, ANY, 0, "shm_direct", 0, 0},     /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0, 0},       /* non-commutative, up to MCOLL_SHM_SMALL */

@@ -190,7 +190,7 @@ void mc_shm_barrier(mc_shm_t *sh);
  * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
  *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
  *   mc_shm_x_publish: release store of k;  mc_shm_x_wait: the payload of `rank` for k. */
-#define MC_SYM_MAX 4096
+#define MC_SYM_MAX 16384
 #define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
 /* Slot of `rank` in exchange k of x (the slot of exchange k - 2, reused). */
 static inline mc_flag_t *mc_shm_xslot_at(const mc_shm_t *sh, const mc_xchg_t *x, uint64_t k, int rank)

@@ -23,7 +23,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_reduce_shm_dpml = {
     .coll = MC_REDUCE,
     .name = "shm_dpml",
-    .doc = "small: all inputs copied to the region; <=4K the root reduces all (DAV s(5p-3)), else parts + "
+    .doc = "small: all inputs copied to the region; <=16K the root reduces all (DAV s(5p-3)), else parts + "
            "root copy-out (s(5p-1)); rank order",
     .fn = run,
     .ok = mc_sr_dpml_ok,

@@ -527,7 +527,8 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     size_t ext = a->extent, s = input_count(a, job, p) * ext;
     int inl = s <= MC_INLINE;
     if (p > 1 && job->dest == MC_SR_ROOT && s <= MC_FAN_MAX) return dpml_fan(sh, a, s);
-    if (p > 1 && job->dest != MC_SR_ROOT && s <= MC_SYM_MAX) return dpml_sym(sh, a, job, s);
+    if (p > 1 && job->dest != MC_SR_ROOT && s <= (job->dest == MC_SR_RS ? MC_SR_SYM_RS_MAX : MC_SYM_MAX))
+        return dpml_sym(sh, a, job, s);
     mc_shm_begin(sh);
     if (p == 1) {
         if (a->rbuf != a->sbuf && s) mc_copy_t(a->rbuf, a->sbuf, s);

@@ -54,8 +54,18 @@ int mc_sr_ma_ok(const mc_ctx_t *ctx, const mc_args_t *a);
 int mc_sr_ma_socket_ok(const mc_ctx_t *ctx, const mc_args_t *a);
 int mc_sr_dpml_ok(const mc_ctx_t *ctx, const mc_args_t *a);
 
-/* DPML variants: tiny messages (every rank reduces all inputs, one sync) up to this size. */
-#define MC_SR_DPML_TINY 4096
+/* DPML variants: allreduce and reduce up to this size (the whole input) take one sync, every
+ * rank (reduce: the root) reducing all inputs; larger, two (parts, then the copy-out).
+ * Measured at 2 ranks on an Intel Xeon VM, batches of 100, one sync against shm_ma: allreduce
+ * 4-12 KiB 1.30-3.06 us against 1.42-3.25 (16 KiB a tie), reduce 4-16 KiB 0.89-3.32 against
+ * 1.60-4.24; two syncs at 8 KiB: 2.60-2.73 us. 16 KiB, not 4: the model costs a size class
+ * at its middle (4-8 KiB at 5.8 KiB), so at 4 KiB it ranked the two-sync path and chose
+ * shm_ma (reduce 4 KiB 0.98x native -> 1.67x). */
+#define MC_SR_DPML_TINY 16384
+/* reduce_scatter's inputs take the symmetric exchange up to this size: its copy-in is the
+ * whole input, of which each peer reads a block (8 KiB inputs of 2 ranks: 1.87 us against
+ * 1.32 on the general path). */
+#define MC_SR_SYM_RS_MAX 4096
 /* Data-access volume (m = a->bytes: the whole input vector of one rank). */
 double mc_sr_ma_dav(mc_sr_dest_t dest, const mc_cost_in_t *in);
 double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in);
