@@ -440,6 +440,11 @@ int mc_trial_best(const mc_trial_t *t, int nways, unsigned allowed);
 void mc_trial_done(mc_shm_t *sh, mc_trial_t *t, int way, double ns, double bytes);
 void mc_trial_publish(mc_shm_t *sh);
 void mc_trial_collect(mc_shm_t *sh);
+/* An op whose way needs no posting round may skip it, but not on every call, or its samples
+ * would wait long to be shared: whether the call mc_trial_way just counted takes the round
+ * anyway (every call of the first turns, then the bursts and the MC_TRIAL_KEEP calls after
+ * each). The same on every rank. */
+int mc_trial_shares(const mc_trial_t *t, int nways);
 /* Now, in ns (a monotonic clock): a call's start and end. */
 double mc_trial_clock(void);
 /* Tests: fn(way, measured ns) replaces every measurement (NULL: the clock again). */

@@ -76,6 +76,12 @@ int mc_trial_way(mc_trial_t *t, int nways)
     return best;
 }
 
+int mc_trial_shares(const mc_trial_t *t, int nways)
+{
+    uint64_t c = t->calls - 1;
+    return c < MC_TRIAL_BURST * (uint64_t)nways || c % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
+}
+
 void mc_trial_done(mc_shm_t *sh, mc_trial_t *t, int way, double ns, double bytes)
 {
     if (!t || way < 0 || way >= MC_TRIAL_WAYS || bytes <= 0) return;

@@ -829,10 +829,15 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
     return sum;
 }
 
+/* Set while a pipe's calls are routed through the trial: staged calls take the posting round
+ * only when they share samples (mc_trial_shares), so they publish less outside those. */
+static int trial_pipe;
+
 /* c's trial at n doubles (reductions) or bytes (movers) per rank: 2 ways for the movers
  * (staged, CMA), 3 for the reductions (staged temporal, staged streamed, CMA). */
 static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
 {
+    uint64_t round_lo = UINT64_MAX, plain_hi = 0, nplain = 0;   /* staged pipe calls' publications */
     mc_ctx_t *ctx;
     if (mc_ctx_get(MPI_COMM_WORLD, &ctx) != MPI_SUCCESS || !ctx->shm) {
         fails++;
@@ -869,7 +874,14 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
          * publishes 3 times per rank (posting round, results or parts, done) in the
          * reductions, twice in the movers (posting round, done), staging more */
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
-        int path = (nt > 0) == (!mover && want == 1) && (syncs == direct) == (want == cma);
+        int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
+        int plain = trial_pipe && want == 0 && !shares;   /* the pipe alone: checked below */
+        int path = (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
+        if (trial_pipe && want == 0) {
+            if (shares && syncs < round_lo) round_lo = syncs;
+            if (plain && syncs > plain_hi) plain_hi = syncs;
+            nplain += plain;
+        }
         if (lo != want || hi != want || !path) {
             fails++;
             if (rank == 0)
@@ -878,6 +890,13 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
                        (unsigned long long)nt, (unsigned long long)syncs, want);
             break;
         }
+    }
+    if (trial_pipe && best == 0 && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
+        fails++;
+        if (rank == 0)
+            printf("FAIL trial %s's pipe of %zu per rank: %llu staged calls without the posting round published up "
+                   "to %llu times, those with it at least %llu\n", name, n, (unsigned long long)nplain,
+                   (unsigned long long)plain_hi, (unsigned long long)round_lo);
     }
 }
 
@@ -904,8 +923,10 @@ static void test_trial(void)
     /* a pipe's call of 16 KiB per rank or more takes the direct algorithm's posting round and
      * the same trial: staged is the pipe */
     mcoll_set_alg("allgather", "shm_pipe");
+    trial_pipe = 1;
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
+    trial_pipe = 0;
     mcoll_set_alg("allgather", "auto");
     mcoll_set_alg("scatter", "auto");
     mcoll_set_alg("allreduce", "auto");
