@@ -804,16 +804,21 @@ static unsigned trial_behind(int fast, int nways)
 
 /* One call of a data mover (n bytes per rank and block, malloc buffers), its result checked;
  * returns the publications over all ranks. */
+static int trial_zc;    /* the movers' buffers in the shared heap (zero copy) */
+static uint64_t trial_nt; /* the last trial_mover's streamed bytes over all ranks */
 static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
 {
     size_t tot = n * (size_t)size;
-    unsigned char *s = malloc(tot), *r = malloc(tot);
+    unsigned char *s = trial_zc ? mcoll_malloc(tot) : malloc(tot), *r = trial_zc ? mcoll_malloc(tot) : malloc(tot);
     if (!s || !r) abort();
     for (size_t i = 0; i < tot; i++) s[i] = (unsigned char)(i * 7 + (size_t)rank * 13 + (size_t)it);
     mcoll_stats_t st0, st1;
     mcoll_stats_get(mc_coll_name(c), &st0);
+    uint64_t nt0 = mc_nt_bytes, nt;
     if (c == MC_ALLGATHER) MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
     else MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    nt = mc_nt_bytes - nt0;
+    PMPI_Allreduce(&nt, &trial_nt, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     mcoll_stats_get(mc_coll_name(c), &st1);
     for (size_t i = 0; i < (c == MC_ALLGATHER ? tot : n); i++) {
         size_t from = c == MC_ALLGATHER ? i / n : 0, at = c == MC_ALLGATHER ? i % n : (size_t)rank * n + i;
@@ -822,8 +827,13 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
             break;
         }
     }
-    free(s);
-    free(r);
+    if (trial_zc) {
+        mcoll_free(s);
+        mcoll_free(r);
+    } else {
+        free(s);
+        free(r);
+    }
     uint64_t mine = st1.syncs - st0.syncs, sum = 0;
     PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return sum;
@@ -846,7 +856,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     }
     mc_shm_t *sh = ctx->shm;
     int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover ? 2 : 3, cma = nways - 1;
-    if (!sh->cma) {
+    if (!sh->cma && !trial_zc) {
         if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
         return;
     }
@@ -860,6 +870,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t nt = 0, syncs = 0, mine;
         if (mover) {
             syncs = trial_mover(c, n, *it);
+            if (trial_zc) nt = trial_nt;
         } else {
             mcoll_stats_get(name, &st0);
             nt = far_call(c, n, *it);
@@ -876,7 +887,9 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
         int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
         int plain = trial_pipe && want == 0 && !shares;   /* the pipe alone: checked below */
-        int path = (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
+        /* zero copy: pull, or push (streamed; one more publication per rank: pushed) */
+        int path = trial_zc ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
+                            : (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
         if (trial_pipe && want == 0) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
@@ -927,6 +940,12 @@ static void test_trial(void)
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_pipe = 0;
+    /* the zero-copy allgather: pull (way 0) or push (way 1, streamed), both below the cache */
+    mcoll_set_alg("allgather", "shm_direct");
+    trial_zc = 1;
+    trial_run(MC_ALLGATHER, (size_t)64 << 10, 0, 0, &it);
+    trial_run(MC_ALLGATHER, (size_t)128 << 10, 1, 1, &it);
+    trial_zc = 0;
     mcoll_set_alg("allgather", "auto");
     mcoll_set_alg("scatter", "auto");
     mcoll_set_alg("allreduce", "auto");

@@ -714,6 +714,20 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
     return direct_close(sh, 1, rc);
 }
 
+/* The zero-copy allgather(v)'s trial, pull (temporal copies from the peers' blocks) or push
+ * (this rank's block into every rank's rbuf, streamed): the rule pushes when a rank finds the
+ * node far or W > C/2 (above). On the AMD VM's far state pushing won 6-10x; on an Intel Xeon VM,
+ * always far, it lost 2-3x below the cache (2 ranks, heap buffers, same-run over native Open
+ * MPI: 64-256 KiB blocks push 0.74-1.01x, pull 1.51-1.69x). Every rank sees the same posts,
+ * so the same zero copy. Not while another trial times the call (a pipe's call routed here:
+ * its direct way keeps the rule). */
+enum { ZC_WAY_PULL, ZC_WAY_PUSH };
+static mc_trial_t *zc_trial(mc_shm_t *sh, const mc_trial_t *outer, size_t user)
+{
+    if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0)) return NULL;
+    return mc_trial_of(sh, MC_TRIAL_ZC_ALLGATHER, user);
+}
+
 static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, int pipe_unless_far)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
@@ -749,15 +763,20 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
                  direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, allgatherv_pipe(sh, a, b));
-    if ((push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR)) && mc_shm_all_zero_copy(sh, 1))
-        return allgatherv_push(sh, a, b);
+    int way = MV_WAY_CMA;
+    if (mc_shm_all_zero_copy(sh, 1)) {
+        mc_trial_t *zt = zc_trial(sh, tr, user);
+        int push = zt ? mc_trial_way(zt, 2) == ZC_WAY_PUSH : push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR);
+        if (zt) tr = zt, way = push ? ZC_WAY_PUSH : ZC_WAY_PULL, t0 = mc_trial_clock();
+        if (push) return mv_trial_end(sh, tr, way, t0, user, allgatherv_push(sh, a, b));
+    }
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
         size_t len = mc_blk_len(b, w);
         if (len) rc = mc_peer_read_nt(sh, w, 0, 0, (char *)a->rbuf + mc_blk_off(b, w), len, nt);
     }
     local_copy(sh, (char *)a->rbuf + mc_blk_off(b, r), a->sbuf, mine, user);
-    return mv_trial_end(sh, tr, MV_WAY_CMA, t0, user, direct_close(sh, 1, rc));
+    return mv_trial_end(sh, tr, way, t0, user, direct_close(sh, 1, rc));
 }
 
 /* The root posts rbuf (and for gatherv its displacements); every rank writes its block into
