@@ -940,11 +940,12 @@ static void test_trial(void)
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_pipe = 0;
-    /* the zero-copy allgather: pull (way 0) or push (way 1, streamed), both below the cache */
+    /* the zero-copy allgather: pull (way 0) or push (way 1, streamed), far below half the
+     * cache (above it the rule pushes) */
     mcoll_set_alg("allgather", "shm_direct");
     trial_zc = 1;
-    trial_run(MC_ALLGATHER, (size_t)64 << 10, 0, 0, &it);
-    trial_run(MC_ALLGATHER, (size_t)128 << 10, 1, 1, &it);
+    trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
+    trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_zc = 0;
     mcoll_set_alg("allgather", "auto");
     mcoll_set_alg("scatter", "auto");

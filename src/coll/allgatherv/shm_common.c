@@ -715,16 +715,18 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
 }
 
 /* The zero-copy allgather(v)'s trial, pull (temporal copies from the peers' blocks) or push
- * (this rank's block into every rank's rbuf, streamed): the rule pushes when a rank finds the
- * node far or W > C/2 (above). On the AMD VM's far state pushing won 6-10x; on an Intel Xeon VM,
- * always far, it lost 2-3x below the cache (2 ranks, heap buffers, same-run over native Open
- * MPI: 64-256 KiB blocks push 0.74-1.01x, pull 1.51-1.69x). Every rank sees the same posts,
- * so the same zero copy. Not while another trial times the call (a pipe's call routed here:
- * its direct way keeps the rule). */
+ * (this rank's block into every rank's rbuf, streamed), where the rule pushed because a rank
+ * found the node far: on the AMD VM's far state pushing won 6-10x; on an Intel Xeon VM, always
+ * far, it lost 2-3x (2 ranks, heap buffers, same-run over native Open MPI: 64-256 KiB blocks
+ * push 0.74-1.01x, pull 1.51-1.69x). From W > C/2 the rule pushes anyway (push_nt, measured
+ * on both): a trial there only cost the short runs its tries of the slower way (64 MiB blocks,
+ * a few calls per size: 1.62-1.64x native against 2.09x). Every rank sees the same posts, so
+ * the same zero copy. Not while another trial times the call (a pipe's call routed here: its
+ * direct way keeps the rule). */
 enum { ZC_WAY_PULL, ZC_WAY_PUSH };
 static mc_trial_t *zc_trial(mc_shm_t *sh, const mc_trial_t *outer, size_t user)
 {
-    if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0)) return NULL;
+    if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0) || push_nt(sh, user)) return NULL;
     return mc_trial_of(sh, MC_TRIAL_ZC_ALLGATHER, user);
 }
 
