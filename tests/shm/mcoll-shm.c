@@ -815,12 +815,26 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
     mcoll_stats_t st0, st1;
     mcoll_stats_get(mc_coll_name(c), &st0);
     uint64_t nt0 = mc_nt_bytes, nt;
+    int scan = c == MC_SCAN || c == MC_EXSCAN, ni = (int)(n / sizeof(int));
+    int *si = (int *)(void *)s, *ri = (int *)(void *)r;
+    if (scan) for (int i = 0; i < ni; i++) si[i] = i * 7 + rank * 13 + it, ri[i] = -1;
     if (c == MC_ALLGATHER) MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    else if (c == MC_SCAN) MPI_Scan(s, r, ni, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    else if (c == MC_EXSCAN) MPI_Exscan(s, r, ni, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     else MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
     nt = mc_nt_bytes - nt0;
     PMPI_Allreduce(&nt, &trial_nt, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     mcoll_stats_get(mc_coll_name(c), &st1);
-    for (size_t i = 0; i < (c == MC_ALLGATHER ? tot : n); i++) {
+    /* scan: the sum over ranks 0..rank (exscan: below rank; rank 0's rbuf untouched) */
+    int upto = c == MC_SCAN ? rank + 1 : rank;
+    for (int i = 0; scan && upto > 0 && i < ni; i++) {
+        int want = i * 7 * upto + 13 * upto * (upto - 1) / 2 + it * upto;
+        if (ri[i] != want) {
+            check(mc_coll_name(c), it, i, ri[i], want);
+            break;
+        }
+    }
+    for (size_t i = 0; !scan && i < (c == MC_ALLGATHER ? tot : n); i++) {
         size_t from = c == MC_ALLGATHER ? i / n : 0, at = c == MC_ALLGATHER ? i % n : (size_t)rank * n + i;
         if (r[i] != (unsigned char)(at * 7 + from * 13 + (size_t)it)) {
             check(mc_coll_name(c), it, (int)i, r[i], (unsigned char)(at * 7 + from * 13 + (size_t)it));
@@ -947,6 +961,16 @@ static void test_trial(void)
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_zc = 0;
+    /* scan and exscan: the staged windows (way 0) or the direct reads (way 1), from 32 KiB of
+     * input over the ranks */
+    mcoll_set_alg("scan", "shm");
+    mcoll_set_alg("exscan", "shm");
+    trial_run(MC_SCAN, (size_t)32 << 10, 1, 1, &it);
+    trial_run(MC_SCAN, (size_t)64 << 10, 0, 0, &it);
+    trial_run(MC_EXSCAN, (size_t)32 << 10, 1, 1, &it);
+    trial_run(MC_EXSCAN, (size_t)64 << 10, 0, 0, &it);
+    mcoll_set_alg("scan", "auto");
+    mcoll_set_alg("exscan", "auto");
     mcoll_set_alg("allgather", "auto");
     mcoll_set_alg("scatter", "auto");
     mcoll_set_alg("allreduce", "auto");

@@ -901,6 +901,52 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
  * vote). Every rank reads the same votes. */
 #define SCAN_FAR_MIN ((size_t)16 << 10)
 
+/* The direct way: every rank posts sbuf; rank r folds the inputs it needs right to left, in
+ * blocks of MC_SR_DIRECT_BLOCK bytes, reading the peers' by CMA into scratch or in place
+ * (shared heap): scan r: rbuf = x_{r-1} op x_r, then x_k op rbuf for k = r-2 .. 0; exscan r:
+ * the same without x_r, rank 1 reading x_0 straight into rbuf. One copy of each input a rank
+ * needs, where the windows hand every one through another core's cache (written by one core,
+ * then read by the other). A rank whose input is also its rbuf (in place) would overwrite it
+ * while higher ranks read it: it votes to stage. nt: the last fold streams (W > C). */
+static int scan_direct(mc_shm_t *sh, const mc_args_t *a, int exclusive, int nt)
+{
+    int p = sh->p, r = sh->r, need = exclusive ? r : r + 1, rc = MPI_SUCCESS;
+    size_t ext = a->extent, n = a->count, blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
+    if (need == 0 || n == 0) return MPI_SUCCESS;
+    if (need == 1 && exclusive) /* x_0 itself: one copy, no scratch, so no blocks */
+        return mc_peer_read_nt(sh, 0, 0, 0, a->rbuf, n * ext, nt);
+    direct_t d = {.sh = sh, .a = a};
+    mc_red_init(&d.red, a);
+    d.in = mc_malloc(sizeof(char *) * (size_t)p);
+    d.scr[0] = mc_malloc(2 * blk * ext);
+    if (!d.in || !d.scr[0]) rc = MPI_ERR_NO_MEM;
+    d.scr[1] = d.scr[0] ? d.scr[0] + blk * ext : NULL;
+    for (int k = 0; k < p && d.in; k++) d.in[k] = k == r ? (char *)a->sbuf : mc_peer_ptr(sh, k, 0);
+    for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += blk) {
+        size_t len = min_sz(blk, n - o);
+        char *dst = (char *)a->rbuf + o * ext;
+        if (need == 1) {
+            if (a->rbuf != a->sbuf && nt) mc_copy_nt(dst, (const char *)a->sbuf + o * ext, len * ext);
+            else if (a->rbuf != a->sbuf) mc_copy_t(dst, (const char *)a->sbuf + o * ext, len * ext);
+            continue;
+        }
+        const char *y = direct_operand(&d, need - 1, o, len, d.scr[1], &rc);
+        const char *x = rc == MPI_SUCCESS ? direct_operand(&d, need - 2, o, len, d.scr[0], &rc) : NULL;
+        if (rc != MPI_SUCCESS) break;
+        rc = nt && need == 2 ? mc_red3_nt(&d.red, dst, x, y, len) : mc_red3(&d.red, dst, x, y, len);
+        for (int k = need - 3; k >= 0 && rc == MPI_SUCCESS; k--) {
+            x = direct_operand(&d, k, o, len, d.scr[0], &rc);
+            if (rc != MPI_SUCCESS) break;
+            rc = nt && k == 0 ? mc_red3_nt(&d.red, dst, x, dst, len) : mc_red2(&d.red, x, dst, len);
+        }
+    }
+    mc_free(d.scr[0]);
+    mc_free(d.in);
+    return rc;
+}
+
+enum { SCAN_WAY_STAGE, SCAN_WAY_DIRECT };
+
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
 {
     mc_shm_t *sh;
@@ -926,11 +972,37 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     mc_red_init(&red, a);
     mc_shm_begin(sh);
     uint32_t base = 1; /* STEP of window 0 */
+    mc_trial_t *tr = NULL;
+    int way = SCAN_WAY_STAGE;
+    double t0 = 0;
     if (p > 1 && n * ext >= SCAN_FAR_MIN) {
-        mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
+        /* direct (scan_direct): its trial against the windows from MC_TRIAL_MIN bytes of
+         * input over the ranks; without trials, when MCOLL_SHM_PATH asks for CMA or zero copy */
+        if (mc_trials_on() && sh->cma)
+            tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, n * ext * (size_t)p);
+        way = tr ? mc_trial_way(tr, 2)
+                 : mc_shm_path() == MC_PATH_CMA || mc_shm_path() == MC_PATH_ZERO ? SCAN_WAY_DIRECT : SCAN_WAY_STAGE;
+        if (way == SCAN_WAY_DIRECT) {
+            mc_shm_post(sh, 0, a->sbuf, n * ext);
+            if (a->sbuf == a->rbuf && writer) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
+        } else {
+            mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
+        }
+        mc_trial_publish(sh);
         mc_shm_post_round(sh);
+        mc_trial_collect(sh);
+        t0 = tr ? mc_trial_clock() : 0;
         if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) handover_nt = 1;
         base = 2;
+        /* the in-place vote binds even where mc_shm_direct_agreed waives staging votes */
+        if (way == SCAN_WAY_DIRECT && mc_shm_direct_agreed(sh, 0) && !mc_shm_voted(sh, 0, MC_VOTE_STAGE)) {
+            rc = scan_direct(sh, a, exclusive, W > C);
+            mc_shm_end(sh);
+            if (writer) mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* higher ranks read my post */
+            if (tr) mc_trial_done(sh, tr, SCAN_WAY_DIRECT, mc_trial_clock() - t0, (double)(n * ext * (size_t)p));
+            return rc;
+        }
+        way = SCAN_WAY_STAGE; /* refused (in place, or a post out of reach): the windows */
     } else if (writer && nwin) {
         mc_shm_quiesce(sh);
     }
@@ -971,6 +1043,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
         mc_shm_set(sh, MC_F_AUX, step);
     }
     mc_shm_end(sh);
+    if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)(n * ext * (size_t)p));
     return rc;
 }
 
