@@ -913,8 +913,11 @@ static int scan_direct(mc_shm_t *sh, const mc_args_t *a, int exclusive, int nt)
     int p = sh->p, r = sh->r, need = exclusive ? r : r + 1, rc = MPI_SUCCESS;
     size_t ext = a->extent, n = a->count, blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
     if (need == 0 || n == 0) return MPI_SUCCESS;
-    if (need == 1 && exclusive) /* x_0 itself: one copy, no scratch, so no blocks */
-        return mc_peer_read_nt(sh, 0, 0, 0, a->rbuf, n * ext, nt);
+    if (need == 1) { /* x_0 itself (exscan's rank 1, scan's rank 0): one copy, no scratch, no blocks */
+        if (exclusive) return mc_peer_read_nt(sh, 0, 0, 0, a->rbuf, n * ext, nt);
+        if (a->rbuf != a->sbuf) (nt ? mc_copy_nt : mc_copy_t)(a->rbuf, a->sbuf, n * ext);
+        return MPI_SUCCESS;
+    }
     direct_t d = {.sh = sh, .a = a};
     mc_red_init(&d.red, a);
     d.in = mc_malloc(sizeof(char *) * (size_t)p);
@@ -925,11 +928,6 @@ static int scan_direct(mc_shm_t *sh, const mc_args_t *a, int exclusive, int nt)
     for (size_t o = 0; o < n && rc == MPI_SUCCESS; o += blk) {
         size_t len = min_sz(blk, n - o);
         char *dst = (char *)a->rbuf + o * ext;
-        if (need == 1) {
-            if (a->rbuf != a->sbuf && nt) mc_copy_nt(dst, (const char *)a->sbuf + o * ext, len * ext);
-            else if (a->rbuf != a->sbuf) mc_copy_t(dst, (const char *)a->sbuf + o * ext, len * ext);
-            continue;
-        }
         const char *y = direct_operand(&d, need - 1, o, len, d.scr[1], &rc);
         const char *x = rc == MPI_SUCCESS ? direct_operand(&d, need - 2, o, len, d.scr[0], &rc) : NULL;
         if (rc != MPI_SUCCESS) break;
@@ -975,11 +973,12 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     mc_trial_t *tr = NULL;
     int way = SCAN_WAY_STAGE;
     double t0 = 0;
+    size_t all = n * ext * (size_t)p; /* the trial's size: input over the ranks */
     if (p > 1 && n * ext >= SCAN_FAR_MIN) {
         /* direct (scan_direct): its trial against the windows from MC_TRIAL_MIN bytes of
          * input over the ranks; without trials, when MCOLL_SHM_PATH asks for CMA or zero copy */
         if (mc_trials_on() && sh->cma)
-            tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, n * ext * (size_t)p);
+            tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, all);
         way = tr ? mc_trial_way(tr, 2)
                  : mc_shm_path() == MC_PATH_CMA || mc_shm_path() == MC_PATH_ZERO ? SCAN_WAY_DIRECT : SCAN_WAY_STAGE;
         if (way == SCAN_WAY_DIRECT) {
@@ -999,7 +998,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             rc = scan_direct(sh, a, exclusive, W > C);
             mc_shm_end(sh);
             if (writer) mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* higher ranks read my post */
-            if (tr) mc_trial_done(sh, tr, SCAN_WAY_DIRECT, mc_trial_clock() - t0, (double)(n * ext * (size_t)p));
+            if (tr) mc_trial_done(sh, tr, SCAN_WAY_DIRECT, mc_trial_clock() - t0, (double)all);
             return rc;
         }
         way = SCAN_WAY_STAGE; /* refused (in place, or a post out of reach): the windows */
@@ -1043,7 +1042,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
         mc_shm_set(sh, MC_F_AUX, step);
     }
     mc_shm_end(sh);
-    if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)(n * ext * (size_t)p));
+    if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)all);
     return rc;
 }
 
