@@ -484,6 +484,10 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
 #define MV_STAGE_PIPE 1
 #define MV_STAGE_CMA 2
 #define MV_POST_LOCAL 4
+/* The trial (mv_trial) chose to stage: binds (MC_VOTE_STAGE), since the trial timed CMA on
+ * these buffers, pages and all; a waiver for huge pages made the trial's staged turns run CMA
+ * where malloc returned them (the CI machine's transparent huge pages, `always`). */
+#define MV_STAGE_TRIAL 8
 #define MV_CMA_PROBE_MIN ((size_t)256 << 10)   /* smaller posts count as slow: no probe */
 /* pipe_unless_far of the direct algorithms: 1 falls back to the pipe, this to the hybrid */
 #define MV_HYBRID_UNLESS_FAR 2
@@ -516,6 +520,7 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
     }
     mc_shm_post(sh, 0, buf, len);
     if (stage & MV_STAGE_PIPE) mc_shm_vote(sh, 0, MC_VOTE_PIPE);
+    if (stage & MV_STAGE_TRIAL) mc_shm_vote(sh, 0, MC_VOTE_STAGE);
     if (stage & MV_STAGE_CMA) {
         mc_shm_vote(sh, 0, MC_VOTE_RING);
         if ((stage & MV_POST_LOCAL) || mc_post(sh, sh->r, 0)->heap_off >= 0 ||
@@ -558,7 +563,7 @@ static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless
     if (!tr) return NULL;
     int staged = mc_trial_way(tr, 2) == MV_WAY_STAGE;
     *stage &= ~(MV_STAGE_CMA | MV_STAGE_PIPE);
-    if (staged) *stage |= pipe_unless_far ? MV_STAGE_PIPE : MV_STAGE_CMA;
+    if (staged) *stage |= pipe_unless_far ? MV_STAGE_PIPE : MV_STAGE_CMA | MV_STAGE_TRIAL;
     return tr;
 }
 
