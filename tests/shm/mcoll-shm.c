@@ -29,6 +29,7 @@
 #include "shm/heap.h"
 #include "shm/shm.h"
 #include <dirent.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -313,7 +314,8 @@ static void test_race(int iters)
 /* Sum over the ranks of the bytes one call of c (n doubles per rank and block; malloc
  * buffers, or the shared heap's with zero_copy) wrote with streaming stores; its result
  * checked. */
-static uint64_t far_call_on(mc_coll_t c, size_t n, int it, int zero_copy)
+/* One call on this rank: its streamed bytes (far_call_on: over all ranks). */
+static uint64_t far_call_mine(mc_coll_t c, size_t n, int it, int zero_copy)
 {
     size_t in = c == MC_REDUCE_SCATTER_BLOCK ? n * (size_t)size : n;
     double *s = zero_copy ? mcoll_malloc(in * sizeof(double)) : malloc(in * sizeof(double));
@@ -324,7 +326,7 @@ static uint64_t far_call_on(mc_coll_t c, size_t n, int it, int zero_copy)
     if (c == MC_ALLREDUCE) MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (c == MC_REDUCE) MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     else MPI_Reduce_scatter_block(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    uint64_t mine = mc_nt_bytes - before, sum = 0;
+    uint64_t mine = mc_nt_bytes - before;
     for (size_t i = 0; (c != MC_REDUCE || rank == 0) && i < n; i++) {
         size_t at = c == MC_REDUCE_SCATTER_BLOCK ? (size_t)rank * n + i : i;
         double w = 0;
@@ -341,6 +343,12 @@ static uint64_t far_call_on(mc_coll_t c, size_t n, int it, int zero_copy)
         free(s);
         free(r);
     }
+    return mine;
+}
+
+static uint64_t far_call_on(mc_coll_t c, size_t n, int it, int zero_copy)
+{
+    uint64_t mine = far_call_mine(c, n, it, zero_copy), sum = 0;
     PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     return sum;
 }
@@ -803,10 +811,9 @@ static unsigned trial_behind(int fast, int nways)
 }
 
 /* One call of a data mover (n bytes per rank and block, malloc buffers), its result checked;
- * returns the publications over all ranks. */
+ * *nt_mine: this rank's streamed bytes; returns its publications. */
 static int trial_zc;    /* the movers' buffers in the shared heap (zero copy) */
-static uint64_t trial_nt; /* the last trial_mover's streamed bytes over all ranks */
-static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
+static uint64_t trial_mover(mc_coll_t c, size_t n, int it, uint64_t *nt_mine)
 {
     size_t tot = n * (size_t)size;
     unsigned char *s = trial_zc ? mcoll_malloc(tot) : malloc(tot), *r = trial_zc ? mcoll_malloc(tot) : malloc(tot);
@@ -823,7 +830,7 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
     else if (c == MC_EXSCAN) MPI_Exscan(s, r, ni, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     else MPI_Scatter(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
     nt = mc_nt_bytes - nt0;
-    PMPI_Allreduce(&nt, &trial_nt, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    *nt_mine = nt;
     mcoll_stats_get(mc_coll_name(c), &st1);
     /* scan: the sum over ranks 0..rank (exscan: below rank; rank 0's rbuf untouched) */
     int upto = c == MC_SCAN ? rank + 1 : rank;
@@ -848,9 +855,7 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it)
         free(s);
         free(r);
     }
-    uint64_t mine = st1.syncs - st0.syncs, sum = 0;
-    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    return sum;
+    return st1.syncs - st0.syncs;
 }
 
 /* Set while a pipe's calls are routed through the trial: staged calls take the posting round
@@ -875,26 +880,36 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     unsigned behind = trial_behind(fast, nways);
+    uint64_t *all = malloc(3 * sizeof(uint64_t) * (size_t)size);
+    if (!all) abort();
     trial_fast = fast;
     const char *name = mc_coll_name(c);
     /* turns 0 .. 2 nways - 1: every way's first turn, and the turns where ways far behind
      * are skipped */
     for (uint64_t k = 0; k < 2 * (uint64_t)nways * MC_TRIAL_EVERY + 8; k++, (*it)++) {
         mcoll_stats_t st0, st1;
-        uint64_t nt = 0, syncs = 0, mine;
+        uint64_t mine[3] = {0, 0, 0}, nt_mover = 0; /* streamed bytes, publications, way run */
         if (mover) {
-            syncs = trial_mover(c, n, *it);
-            if (trial_zc) nt = trial_nt;
+            mine[1] = trial_mover(c, n, *it, &nt_mover);
+            if (trial_zc) mine[0] = nt_mover;
         } else {
             mcoll_stats_get(name, &st0);
-            nt = far_call(c, n, *it);
+            mine[0] = far_call_mine(c, n, *it, 0);
             mcoll_stats_get(name, &st1);
-            mine = st1.syncs - st0.syncs;
-            PMPI_Allreduce(&mine, &syncs, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+            mine[1] = st1.syncs - st0.syncs;
         }
-        int want = trial_expect(k, nways, best, behind), ran = sh->trial_last, lo, hi;
-        PMPI_Allreduce(&ran, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        PMPI_Allreduce(&ran, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        mine[2] = (uint64_t)sh->trial_last;
+        /* one collective of the harness per call: MPICH's, 3 ranks on 2 cores, cost ~5 ms each */
+        PMPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+        uint64_t nt = 0, syncs = 0;
+        int want = trial_expect(k, nways, best, behind), lo = INT_MAX, hi = INT_MIN;
+        for (int q = 0; q < size; q++) {
+            int ran = (int)(int64_t)all[3 * q + 2];
+            nt += all[3 * q];
+            syncs += all[3 * q + 1];
+            lo = ran < lo ? ran : lo;
+            hi = ran > hi ? ran : hi;
+        }
         /* the path: streaming stores only on the reductions' way 1; CMA's direct protocol
          * publishes 3 times per rank (posting round, results or parts, done) in the
          * reductions, twice in the movers (posting round, done), staging more */
@@ -918,6 +933,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
             break;
         }
     }
+    free(all);
     if (trial_pipe && best == 0 && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
         fails++;
         if (rank == 0)
