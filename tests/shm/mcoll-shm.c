@@ -969,6 +969,11 @@ static void test_trial(void)
     trial_pipe = 1;
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
+    /* scatter's (and gather's) from 8 KiB per rank */
+    mcoll_set_alg("scatter", "shm_pipe");
+    trial_run(MC_SCATTER, (size_t)8 << 10, 0, 0, &it);
+    trial_run(MC_SCATTER, (size_t)16 << 10, 1, 1, &it);
+    mcoll_set_alg("scatter", "shm_direct");
     trial_pipe = 0;
     /* the zero-copy allgather: pull (way 0) or push (way 1, streamed), far below half the
      * cache (above it the rule pushes) */

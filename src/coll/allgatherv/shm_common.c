@@ -921,15 +921,25 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
  * of user buffers and more) and below it (bcast 16 KiB) to 0.51x. So a call in the band
  * keeps its pipe on a far node; every rank computes the same user bytes. */
 #define MV_FAR_RECHECK 64
-static int far_direct(mc_shm_t *sh, size_t per_rank, size_t user)
+/* With trials, scatter's and gather's pipes take the trial from MV_TRIAL_ROOTED bytes per
+ * rank (the others from MV_FAR_DIRECT). On the Intel Xeon VM (2 ranks, malloc buffers,
+ * same-run over native Open MPI, 2 launches each alternating, trial from 16 KiB against from
+ * 8 KiB), 8 KiB blocks: batches of 100 scatter 0.79-0.83x -> 1.01-1.04x, gather 0.97-0.98x ->
+ * 1.17-1.29x; single calls (4 launches) scatter 0.83-1.15x -> 1.12-1.18x, gather 0.87-1.12x
+ * -> 1.09-1.26x. allgather and alltoall gained in batches (1.11-1.15x -> 1.14-1.23x) but
+ * lost in single calls (1.26-1.32x -> 1.07-1.16x: their pipe 1.29-1.32x, CMA 1.18-1.22x, the
+ * bursts and sharing rounds of the trial the rest), so they keep MV_FAR_DIRECT. */
+#define MV_TRIAL_ROOTED ((size_t)8 << 10)
+static int far_direct(mc_shm_t *sh, size_t per_rank, size_t user, size_t trial_from)
 {
-    if (per_rank < MV_FAR_DIRECT || !mc_shm_cma_ok(sh)) return 0;
+    int trials = mv_trials(sh) && user >= MC_TRIAL_MIN;
+    if (per_rank < (trials ? trial_from : MV_FAR_DIRECT) || !mc_shm_cma_ok(sh)) return 0;
     /* With trials (mv_trial) every such call takes the direct algorithm's posting round and
      * its trial chooses between the pipe and CMA: the band's streamed pipe won on the AMD VM
      * above and lost to CMA on an Intel one, where the node's distance, sampled only by these
      * rounds, also flickered around the threshold (2 ranks, same-run over native Open MPI:
      * allgather and alltoall 32 KiB 0.57-0.62x as pipes, 1.05-1.16x by CMA). */
-    if (mv_trials(sh)) return 1;
+    if (trials) return 1;
     if (mc_handover_nt(user, SIZE_MAX, sh->p)) return 0;
     return sh->far_all || ++sh->far_calls % MV_FAR_RECHECK == 0;
 }
@@ -955,7 +965,7 @@ int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
     if (how == MC_MV_DIRECT) return bcast_direct(sh, a, 0);
-    return far_direct(sh, a->count, a->count * (size_t)sh->p) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
+    return far_direct(sh, a->count, a->count * (size_t)sh->p, MV_FAR_DIRECT) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
 }
 
 int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -968,7 +978,7 @@ int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (uniform && a->count == 0) return MPI_SUCCESS;
     if (how == MC_MV_DIRECT) return allgatherv_direct(sh, a, &b, 0);
     size_t total = blk_total(&b, sh->p);
-    return far_direct(sh, total / (size_t)sh->p, total * (size_t)(sh->p + 1)) ? allgatherv_direct(sh, a, &b, 1)
+    return far_direct(sh, total / (size_t)sh->p, total * (size_t)(sh->p + 1), MV_FAR_DIRECT) ? allgatherv_direct(sh, a, &b, 1)
                                                                              : allgatherv_pipe(sh, a, &b);
 }
 
@@ -981,7 +991,7 @@ int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
-    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p))) return gatherv_direct(sh, a, &b, hint, 0);
+    if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p, MV_TRIAL_ROOTED))) return gatherv_direct(sh, a, &b, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return gatherv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
     return gatherv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
@@ -997,7 +1007,7 @@ int mc_mv_scatterv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     size_t hint = uniform ? a->count : 0;
     if (how == MC_MV_DIRECT) return scatterv_direct(sh, a, &b, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return scatterv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
-    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
+    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p, MV_TRIAL_ROOTED) ? scatterv_direct(sh, a, &b, hint, 1) : scatterv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
 
 int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
@@ -1013,7 +1023,7 @@ int mc_mv_alltoallv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (how == MC_MV_DIRECT) return alltoallv_direct(sh, a, &sb, &rb, hint, 0);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh))
         return alltoallv_direct(sh, a, &sb, &rb, hint, MV_HYBRID_UNLESS_FAR);
-    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p * (size_t)sh->p) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
+    return uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p * (size_t)sh->p, MV_FAR_DIRECT) ? alltoallv_direct(sh, a, &sb, &rb, hint, 1)
                                                : alltoallv_pipe(sh, a, &sb, &rb, hint, how == MC_MV_HYBRID);
 }
 
