@@ -80,8 +80,9 @@ typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t
 #define MC_TRIAL_BURST 3
 #define MC_TRIAL_BEHIND 1.5          /* a way this much slower than the fastest is behind: */
 #define MC_TRIAL_FAR_OFF 16          /* it is tried on every 16th of its turns only */
-#define MC_TRIAL_MIN ((size_t)32 << 10) /* smallest size class (its callers may start higher) */
-#define MC_TRIAL_CLASSES 16          /* size classes: [32 KiB, 64 KiB), ... the last open */
+#define MC_TRIAL_LOW ((size_t)8 << 10)  /* the smallest size class's lower edge */
+#define MC_TRIAL_MIN ((size_t)32 << 10) /* where most ops start their trials (mc_trial_of's from) */
+#define MC_TRIAL_CLASSES 18          /* size classes: [8 KiB, 16 KiB), ... the last open */
 /* ops with trials: the reductions' direct path by mc_sr_dest_t (0-2), the data movers' (3-7),
  * the zero-copy allgather(v)'s pull or push (8), scan's and exscan's staged windows or direct
  * reads (9, 10) */
@@ -431,8 +432,9 @@ int mc_shm_far(mc_shm_t *sh);
 /* ---------------------------------------------------------------- trials (trial.c) */
 /* Trials are on: MCOLL_SHM_TRIAL=1 and the path not forced (MCOLL_SHM_PATH=auto). */
 int mc_trials_on(void);
-/* The trial of op site at this size (NULL below MC_TRIAL_MIN). Its ways are the op's own. */
-mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes);
+/* The trial of op site at this size (NULL below from, itself at least MC_TRIAL_LOW). Its
+ * ways are the op's own. */
+mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes, size_t from);
 /* The way this call runs (counts the call): a function of the call count and of the samples,
  * which every rank of the region shares (below), so the same on every rank. */
 int mc_trial_way(mc_trial_t *t, int nways);

@@ -117,10 +117,10 @@ void mc_trial_collect(mc_shm_t *sh)
 
 int mc_trials_on(void) { return mc_cfg()->shm_trial && mc_shm_path() == MC_PATH_AUTO; }
 
-mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes)
+mc_trial_t *mc_trial_of(mc_shm_t *sh, int site, size_t bytes, size_t from)
 {
-    if (site < 0 || site >= MC_TRIAL_SITES || bytes < MC_TRIAL_MIN) return NULL;
+    if (site < 0 || site >= MC_TRIAL_SITES || bytes < from || bytes < MC_TRIAL_LOW) return NULL;
     int cls = 0;
-    for (size_t b = bytes / MC_TRIAL_MIN; b > 1 && cls < MC_TRIAL_CLASSES - 1; b >>= 1) cls++;
+    for (size_t b = bytes / MC_TRIAL_LOW; b > 1 && cls < MC_TRIAL_CLASSES - 1; b >>= 1) cls++;
     return &sh->trial[site][cls];
 }

@@ -982,14 +982,16 @@ static void test_trial(void)
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
     trial_zc = 0;
-    /* scan and exscan: the staged windows (way 0) or the direct reads (way 1), from 32 KiB of
-     * input over the ranks */
+    /* scan and exscan: the staged windows (way 0) or the direct reads (way 1) */
     mcoll_set_alg("scan", "shm");
     mcoll_set_alg("exscan", "shm");
     trial_run(MC_SCAN, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_SCAN, (size_t)64 << 10, 0, 0, &it);
     trial_run(MC_EXSCAN, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_EXSCAN, (size_t)64 << 10, 0, 0, &it);
+    /* from 8 KiB per rank (16 KiB over the ranks at 2 ranks) */
+    trial_run(MC_SCAN, (size_t)8 << 10, 1, 1, &it);
+    trial_run(MC_EXSCAN, (size_t)8 << 10, 0, 0, &it);
     mcoll_set_alg("scan", "auto");
     mcoll_set_alg("exscan", "auto");
     mcoll_set_alg("allgather", "auto");

@@ -559,7 +559,7 @@ static int mv_trials(const mc_shm_t *sh) { return sh->cma && mc_trials_on(); }
 static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless_far, int *stage)
 {
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR || !mv_trials(sh)) return NULL;
-    mc_trial_t *tr = mc_trial_of(sh, site, user);
+    mc_trial_t *tr = mc_trial_of(sh, site, user, MC_TRIAL_MIN);
     if (!tr) return NULL;
     int staged = mc_trial_way(tr, 2) == MV_WAY_STAGE;
     *stage &= ~(MV_STAGE_CMA | MV_STAGE_PIPE);
@@ -732,7 +732,7 @@ enum { ZC_WAY_PULL, ZC_WAY_PUSH };
 static mc_trial_t *zc_trial(mc_shm_t *sh, const mc_trial_t *outer, size_t user)
 {
     if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0) || push_nt(sh, user)) return NULL;
-    return mc_trial_of(sh, MC_TRIAL_ZC_ALLGATHER, user);
+    return mc_trial_of(sh, MC_TRIAL_ZC_ALLGATHER, user, MC_TRIAL_MIN);
 }
 
 static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, int pipe_unless_far)

@@ -707,7 +707,7 @@ enum { SR_WAY_TEMPORAL, SR_WAY_STREAM, SR_WAY_CMA };
  * MCOLL_SHM_TRIAL=1. */
 static mc_trial_t *sr_trial(mc_shm_t *sh, const mc_sr_job_t *job, size_t s)
 {
-    return mc_trials_on() ? mc_trial_of(sh, (int)job->dest, s) : NULL;
+    return mc_trials_on() ? mc_trial_of(sh, (int)job->dest, s, MC_TRIAL_MIN) : NULL;
 }
 
 static void sr_trial_took(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size_t s)
@@ -899,7 +899,15 @@ static size_t scan_half(const mc_ctx_t *ctx, size_t slot, size_t ext, int *nbuf)
  * every call, so a rank whose neighbour comes later may yield before it and never take a
  * sample (3 ranks on 2 cores under MPICH: never streamed in 300 calls when every rank had to
  * vote). Every rank reads the same votes. */
-#define SCAN_FAR_MIN ((size_t)16 << 10)
+#define SCAN_FAR_MIN ((size_t)8 << 10)
+/* The direct way's trial from this input over the ranks (8 KiB per rank at 2 ranks). On the
+ * Intel Xeon VM (2 ranks, malloc buffers, batches of 100, same-run over native Open MPI, 2
+ * launches each, the windows against direct reads by CMA) 8 KiB per rank took scan 1.63-1.71x
+ * against 2.26-2.31x, exscan 0.73-0.78x against 1.24-1.26x; 4 KiB went either way (scan
+ * 1.90-2.03x against 1.94-1.98x, exscan 1.13-1.20x against 1.26-1.31x), 2 KiB to the windows
+ * (1.23-1.45x against 0.84-0.96x). Starting the far votes at 8 KiB instead of 16 KiB cost
+ * nothing measurable there (exscan 8 KiB 0.73-0.81x either way). */
+#define SCAN_TRIAL_MIN ((size_t)16 << 10)
 
 /* The direct way: every rank posts sbuf; rank r folds the inputs it needs right to left, in
  * blocks of MC_SR_DIRECT_BLOCK bytes, reading the peers' by CMA into scratch or in place
@@ -975,10 +983,10 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     double t0 = 0;
     size_t all = n * ext * (size_t)p; /* the trial's size: input over the ranks */
     if (p > 1 && n * ext >= SCAN_FAR_MIN) {
-        /* direct (scan_direct): its trial against the windows from MC_TRIAL_MIN bytes of
+        /* direct (scan_direct): its trial against the windows from SCAN_TRIAL_MIN bytes of
          * input over the ranks; without trials, when MCOLL_SHM_PATH asks for CMA or zero copy */
         if (mc_trials_on() && sh->cma)
-            tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, all);
+            tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, all, SCAN_TRIAL_MIN);
         way = tr ? mc_trial_way(tr, 2)
                  : mc_shm_path() == MC_PATH_CMA || mc_shm_path() == MC_PATH_ZERO ? SCAN_WAY_DIRECT : SCAN_WAY_STAGE;
         if (way == SCAN_WAY_DIRECT) {
