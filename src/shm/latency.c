@@ -14,8 +14,8 @@
  * The estimate is the second largest of the rank's last MC_XLAT_N samples: a high quantile,
  * since the slow state also shows a few fast fetches while the fast state shows slow ones
  * only when a core was interrupted or preempted between the timestamps (one such sample does
- * not flip it). With no timestamp counter there are no samples and the node
- * never counts as far. */
+ * not flip it). With no timestamp counter no rank has samples and the node never counts
+ * as far. */
 #include "shm.h"
 #include "../core/config.h"
 #include "../core/log.h"
@@ -96,11 +96,16 @@ uint32_t mc_shm_xlat(const mc_shm_t *sh)
     return mc_xlat_estimate(sh->xlat, n);
 }
 
+/* A rank with no sample of its own goes by the others' votes at the last posting round: the
+ * distance is the node's, and a rank that reaches every round first and waits past its spin
+ * takes no sample (a pipe's root, whose readers are still copying out the last call: on a
+ * far node, MCOLL_SHM_FAR_NS=1, a program of pipe bcasts took 128 to over 25600 calls, 2 to
+ * 400 rechecks, before its root first sampled and the calls went direct). */
 int mc_shm_far(mc_shm_t *sh)
 {
     long limit = mc_cfg()->shm_far_ns;
     uint32_t x = mc_shm_xlat(sh);
-    int far = limit > 0 && (long)x > limit;
+    int far = limit > 0 && (sh->nxlat ? (long)x > limit : sh->far_others);
     if (far != sh->far && mc_cfg()->verbose)
         mc_info("node region: line fetch %u ns (second largest of the last %d), the node is %s (MCOLL_SHM_FAR_NS=%ld)", x,
                 MC_XLAT_N, far ? "far" : "near", limit);

@@ -125,6 +125,7 @@ typedef struct mc_shm {
     int far;                 /* the last answer of mc_shm_far (its log reports changes) */
     int far_all;             /* every rank voted MC_VOTE_FAR in the last posting round
                               * (mc_shm_post_round): the same on every rank */
+    int far_others;          /* some other rank voted MC_VOTE_FAR in the last posting round */
     uint64_t far_calls;      /* pipe calls that could have gone direct while not far_all
                               * (the same on every rank; allgatherv/shm_common.c) */
     uint64_t far_vcalls;     /* shm_hybrid calls (gatherv, scatterv, alltoallv), counted
@@ -421,7 +422,8 @@ void mc_shm_xlat_add(mc_shm_t *sh, uint32_t ns);
 void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target);
 /* This rank's estimate from its last MC_XLAT_N samples, ns (0: none yet). */
 uint32_t mc_shm_xlat(const mc_shm_t *sh);
-/* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never). Data
+/* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never); with no
+ * sample of its own yet, some other rank voted far at the last posting round. Data
  * handed to another core then goes through memory: writes of at least MC_FAR_NT_MIN bytes
  * into the region stream (the movement-avoiding slices, the symmetric exchange); a zero-copy
  * allgather pushes its blocks with streaming stores when any rank votes far (MC_VOTE_FAR);

@@ -59,6 +59,9 @@ void mc_shm_post_round(mc_shm_t *sh)
     mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (sh->r + 1) % sh->p)->v, mc_seq(sh->op, 1));
     mc_shm_wait_all(sh, MC_F_STEP, 1);
     sh->far_all = mc_shm_all_voted(sh, 0, MC_VOTE_FAR);
+    sh->far_others = 0;
+    for (int k = 0; k < sh->p; k++)
+        if (k != sh->r && (mc_post(sh, k, 0)->votes & MC_VOTE_FAR)) sh->far_others = 1;
 }
 
 uint64_t mc_shm_begin(mc_shm_t *sh) { return ++sh->op; }
