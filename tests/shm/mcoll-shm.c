@@ -39,14 +39,17 @@
 
 static int rank, size, fails, heap;
 
-static void *alloc(size_t n)
+/* Buffers in the shared heap (zc: zero copy) or from malloc. */
+static void *alloc_on(int zc, size_t n)
 {
-    void *p = heap ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
+    void *p = zc ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
     if (!p) abort();
     memset(p, 1, n);
     return p;
 }
-static void release(void *p) { if (heap) mcoll_free(p); else free(p); }
+static void release_on(int zc, void *p) { if (zc) mcoll_free(p); else free(p); }
+static void *alloc(size_t n) { return alloc_on(heap, n); }
+static void release(void *p) { release_on(heap, p); }
 
 /* One call of collective c with n units (doubles for reductions, bytes otherwise). */
 static int call(mc_coll_t c, size_t n)
@@ -318,9 +321,7 @@ static void test_race(int iters)
 static uint64_t far_call_mine(mc_coll_t c, size_t n, int it, int zero_copy)
 {
     size_t in = c == MC_REDUCE_SCATTER_BLOCK ? n * (size_t)size : n;
-    double *s = zero_copy ? mcoll_malloc(in * sizeof(double)) : malloc(in * sizeof(double));
-    double *r = zero_copy ? mcoll_malloc(n * sizeof(double)) : malloc(n * sizeof(double));
-    if (!s || !r) abort();
+    double *s = alloc_on(zero_copy, in * sizeof(double)), *r = alloc_on(zero_copy, n * sizeof(double));
     for (size_t i = 0; i < in; i++) s[i] = val(it, rank, (int)(i % 4096));
     uint64_t before = mc_nt_bytes;
     if (c == MC_ALLREDUCE) MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -336,13 +337,8 @@ static uint64_t far_call_mine(mc_coll_t c, size_t n, int it, int zero_copy)
             break;
         }
     }
-    if (zero_copy) {
-        mcoll_free(s);
-        mcoll_free(r);
-    } else {
-        free(s);
-        free(r);
-    }
+    release_on(zero_copy, s);
+    release_on(zero_copy, r);
     return mine;
 }
 
@@ -818,8 +814,7 @@ static int trial_zc;    /* the movers' buffers in the shared heap (zero copy) */
 static uint64_t trial_mover(mc_coll_t c, size_t n, int it, uint64_t *nt_mine)
 {
     size_t tot = n * (size_t)size;
-    unsigned char *s = trial_zc ? mcoll_malloc(tot) : malloc(tot), *r = trial_zc ? mcoll_malloc(tot) : malloc(tot);
-    if (!s || !r) abort();
+    unsigned char *s = alloc_on(trial_zc, tot), *r = alloc_on(trial_zc, tot);
     for (size_t i = 0; i < tot; i++) s[i] = (unsigned char)(i * 7 + (size_t)rank * 13 + (size_t)it);
     mcoll_stats_t st0, st1;
     mcoll_stats_get(mc_coll_name(c), &st0);
@@ -850,13 +845,8 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it, uint64_t *nt_mine)
             break;
         }
     }
-    if (trial_zc) {
-        mcoll_free(s);
-        mcoll_free(r);
-    } else {
-        free(s);
-        free(r);
-    }
+    release_on(trial_zc, s);
+    release_on(trial_zc, r);
     return st1.syncs - st0.syncs;
 }
 
