@@ -31,15 +31,15 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-/* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] | posts [p][MC_NPOST] |
+/* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT) | posts [p][MC_NPOST] |
  * symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots [2][p] | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
     size_t off = MC_LINE;
     sh->flags = (mc_flag_t *)(sh->base + off);
     off += (size_t)MC_NFLAGS * (size_t)sh->p * sizeof(mc_flag_t);
-    sh->step = (mc_flag_t *)(sh->base + off);
-    off += (size_t)MC_RING * (size_t)sh->p * sizeof(mc_flag_t);
+    sh->step = sh->base + off;
+    off += (size_t)MC_RING * (size_t)sh->p * MC_STEP_SLOT;
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
     sh->sym.slots = sh->base + off;

@@ -285,6 +285,12 @@ static void test_race(int iters)
             }
         } else {
             MPI_Barrier(MPI_COMM_WORLD);
+            /* blocks of 12/size .. 256 doubles: the writers' STEP payloads or the data area */
+            MPI_Allgather(s, nb, MPI_DOUBLE, r, nb, MPI_DOUBLE, MPI_COMM_WORLD);
+            for (int i = 0; i < nb * size; i++) check("allgather", it, i, r[i], val(it, i / nb, i % nb));
+            int root = (it / 5) % size;
+            MPI_Gather(s, nb, MPI_DOUBLE, r, nb, MPI_DOUBLE, root, MPI_COMM_WORLD);
+            for (int i = 0; rank == root && i < nb * size; i++) check("gather", it, i, r[i], val(it, i / nb, i % nb));
         }
     }
     /* Runs of one rooted kind with nothing in between, the receiving side slowed down: a
@@ -310,6 +316,13 @@ static void test_race(int iters)
         if (rank != root) skew(it);
         MPI_Bcast(s, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
         for (int i = 0; i < N; i++) check("bcast run", it, i, s[i], val(it, root, i));
+    }
+    for (int it = 0; it < iters / 2; it++) { /* the root slowed: the others write ahead */
+        int N = it < iters / 4 ? 12 : 256, root = (it / 64) % size;
+        for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
+        if (rank == root) skew(it);
+        MPI_Gather(s, N, MPI_DOUBLE, r, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        for (int i = 0; rank == root && i < N * size; i++) check("gather run", it, i, r[i], val(it, i / N, i % N));
     }
     if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
 }

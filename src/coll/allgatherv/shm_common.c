@@ -67,9 +67,10 @@ typedef struct {
     int nt_in;                 /* copy-ins stream (W > C, or mc_handover_nt of the user bytes) */
 } mv_pipe_t;
 
-/* Small channels (one slice of at most MC_INLINE bytes) travel in the writer's STEP flag
- * line: the reader touches the one line it waits on. */
-static char *inline_buf(mc_shm_t *sh, int writer) { return (char *)mc_flag(sh, MC_F_STEP, writer)->data; }
+/* Small channels (one slice of at most MC_STEP_PAYLOAD bytes) travel with the writer's STEP
+ * line: in it up to MC_INLINE bytes (the reader touches the one line it waits on), else in
+ * the lines after it; either way the writer need not wait for the last op's readers. */
+static char *inline_buf(mc_shm_t *sh, int writer, size_t len) { return (char *)mc_shm_step_payload(sh, writer, len); }
 
 /* Step k: before refilling buffer k % nbuf a writer waits until its readers finished slice
  * k - nbuf (their AUX flag reached k - nbuf + 1); after copying it publishes STEP = k + 1.
@@ -248,11 +249,11 @@ static size_t hybrid_wait(mc_shm_t *sh, int owner, const char *channel)
     return off;
 }
 
-/* A message that fits the root's STEP line: the pipeline's one slice without its
+/* A message that fits the root's STEP payload: the pipeline's one slice without its
  * bookkeeping (a small bcast is all call overhead). Same copies, same DAV (2n per rank). */
 static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
 {
-    char *line = inline_buf(sh, a->root);
+    char *line = inline_buf(sh, a->root, a->count);
     if (sh->r == a->root) {
         mc_shm_quiesce_inline(sh);
         mc_copy_t(line, a->rbuf, a->count);
@@ -274,7 +275,7 @@ static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
     mv_out_t out;
     mv_in_t in;
     mc_shm_begin(sh);
-    if (n <= MC_INLINE && n) return bcast_inline(sh, a);
+    if (n <= MC_STEP_PAYLOAD && n) return bcast_inline(sh, a);
     pipe_init(&pp, sh, floor_line(sh->data_len), slice_of(floor_line(sh->data_len / 2), n), n * (size_t)p, 0, 1);
     pp.W += 2 * pp.slice;
     char *buf = sh->data;   /* inline sizes returned above; n == 0 copies nothing */
@@ -290,10 +291,11 @@ static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
     return pipe_run(&pp);
 }
 
-/* Rank w's block goes through the two buffers of its slot (or its flag line). */
-static char *ag_buf(mc_shm_t *sh, int w, size_t len)
+/* Rank w's block goes through the buffers of its slot, or with its STEP line when it is one
+ * slice that fits there. */
+static char *ag_buf(mc_shm_t *sh, int w, size_t len, size_t slice)
 {
-    return len <= MC_INLINE ? inline_buf(sh, w) : mc_shm_slot_of(sh, w);
+    return len <= MC_STEP_PAYLOAD && len <= slice ? inline_buf(sh, w, len) : mc_shm_slot_of(sh, w);
 }
 
 static int allgatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
@@ -312,7 +314,7 @@ static int allgatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
               1);
     pp.W += 2 * (size_t)p * pp.slice;
     if (p > 1 && mine) {
-        out = (mv_out_t){ag_buf(sh, r, mine), a->sbuf, mine, -1};
+        out = (mv_out_t){ag_buf(sh, r, mine, pp.slice), a->sbuf, mine, -1};
         pp.out = &out;
         pp.nout = 1;
     }
@@ -320,7 +322,7 @@ static int allgatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
     for (int j = 1; j < p; j++) {   /* staggered: rank r starts with r + 1 */
         int w = (r + j) % p;
         size_t len = mc_blk_len(b, w);
-        if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len), (char *)a->rbuf + mc_blk_off(b, w), len, w};
+        if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len, pp.slice), (char *)a->rbuf + mc_blk_off(b, w), len, w};
     }
     pipe_local(&pp, a->sbuf, (char *)a->rbuf + mc_blk_off(b, r), mine);
     return pipe_run(&pp);
@@ -349,7 +351,7 @@ static int gatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, siz
             return rc;
         }
         if (n) {
-            out = (mv_out_t){ag_buf(sh, r, n), a->sbuf, n, root};
+            out = (mv_out_t){ag_buf(sh, r, n, pp.slice), a->sbuf, n, root};
             pp.out = &out;
             pp.nout = 1;
         }
@@ -360,7 +362,7 @@ static int gatherv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, siz
         int w = (r + j) % p;
         size_t len = mc_blk_len(b, w);
         if (hybrid_direct(sh, hybrid, len, 2 * (size_t)p * len, MV_HYBRID_GATHER)) direct[nd++] = w;
-        else if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len), (char *)a->rbuf + mc_blk_off(b, w), len, w};
+        else if (len) in[pp.nin++] = (mv_in_t){ag_buf(sh, w, len, pp.slice), (char *)a->rbuf + mc_blk_off(b, w), len, w};
     }
     if (nd) {
         mc_shm_post(sh, 0, a->rbuf, blk_extent(b, p));
