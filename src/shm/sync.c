@@ -34,6 +34,26 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
     }
 }
 
+void mc_wait_inline(mc_flag_t *f, uint64_t target, size_t len)
+{
+    if (len <= MC_CL - sizeof f->v || len > MC_INLINE) {
+        mc_wait_flag(&f->v, target);
+        return;
+    }
+    const volatile uint64_t *second = (const volatile uint64_t *)(const void *)((const char *)f + MC_CL);
+    int spins = 0, limit = spin_limit();
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&f->v, memory_order_acquire);
+        (void)*second;   /* the acquire load above orders the payload reads after it */
+        if (mc_seq_reached(v, target)) return;
+        if (++spins < limit) CPU_RELAX();
+        else {
+            sched_yield();
+            spins = 0;
+        }
+    }
+}
+
 /* The spin of mc_wait_flag with every load timed: the one that sees the target brought the
  * line over from its writer's cache (when the first load already sees it, the writer wrote
  * it before this rank looked; the fetch is the same). A wait that has to yield takes no
@@ -104,6 +124,11 @@ void mc_shm_wait(mc_shm_t *sh, int kind, int rank, uint32_t step)
     mc_wait_flag(&mc_flag(sh, kind, rank)->v, mc_seq(sh->op, step));
 }
 
+void mc_shm_wait_step(mc_shm_t *sh, int rank, uint32_t step, size_t len)
+{
+    mc_wait_inline(mc_flag(sh, MC_F_STEP, rank), mc_seq(sh->op, step), len);
+}
+
 int mc_shm_test(mc_shm_t *sh, int kind, int rank, uint32_t step)
 {
     uint64_t v = atomic_load_explicit(&mc_flag(sh, kind, rank)->v, memory_order_acquire);
@@ -142,7 +167,7 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
     /* every MC_X_PROBE-th exchange, the next rank's publication is timed (two timestamps
      * cost about as much as a fetch: sampling every call would slow the small calls) */
     if (rank == (sh->r + 1) % sh->p && x->k % MC_X_PROBE == 0) mc_shm_wait_probe(sh, &f->v, x->k);
-    else mc_wait_flag(&f->v, x->k);
+    else mc_wait_inline(f, x->k, len);
     return mc_shm_slot_payload(f, len);
 }
 

@@ -116,7 +116,7 @@ static void pipe_read(mv_pipe_t *pp, size_t j, size_t kin)
     for (int c = 0; c < pp->nin; c++) {
         const mv_in_t *in = &pp->in[c];
         if (in->len <= off) continue;
-        mc_shm_wait(sh, MC_F_STEP, in->writer, (uint32_t)(j + 1));
+        mc_shm_wait_step(sh, in->writer, (uint32_t)(j + 1), in->len);
         mc_copy_adaptive(in->dst + off, in->shm + (j % pp->nbuf) * pp->slice, min_sz(pp->slice, in->len - off), 1,
                          pp->W, pp->C);
     }
@@ -259,7 +259,7 @@ static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
         mc_copy_t(line, a->rbuf, a->count);
         mc_shm_set(sh, MC_F_STEP, 1);
     } else {
-        mc_shm_wait(sh, MC_F_STEP, a->root, 1);
+        mc_shm_wait_step(sh, a->root, 1, a->count);
         mc_copy_t(a->rbuf, line, a->count);
     }
     mc_shm_end(sh);
