@@ -22,10 +22,14 @@ static int spin_limit(void)
     return limit;
 }
 
-void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
+/* Spins, then yields, until *f reaches target; `also` (if any) is loaded on every spin too. */
+static void spin_until(_Atomic uint64_t *f, uint64_t target, const volatile uint64_t *also)
 {
     int spins = 0, limit = spin_limit();
-    while (!mc_seq_reached(atomic_load_explicit(f, memory_order_acquire), target)) {
+    for (;;) {
+        uint64_t v = atomic_load_explicit(f, memory_order_acquire);
+        if (also) (void)*also;   /* the acquire load above orders the payload reads after it */
+        if (mc_seq_reached(v, target)) return;
         if (++spins < limit) CPU_RELAX();
         else {
             sched_yield();
@@ -34,24 +38,12 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target)
     }
 }
 
+void mc_wait_flag(_Atomic uint64_t *f, uint64_t target) { spin_until(f, target, NULL); }
+
 void mc_wait_inline(mc_flag_t *f, uint64_t target, size_t len)
 {
-    if (len <= MC_CL - sizeof f->v || len > MC_INLINE) {
-        mc_wait_flag(&f->v, target);
-        return;
-    }
-    const volatile uint64_t *second = (const volatile uint64_t *)(const void *)((const char *)f + MC_CL);
-    int spins = 0, limit = spin_limit();
-    for (;;) {
-        uint64_t v = atomic_load_explicit(&f->v, memory_order_acquire);
-        (void)*second;   /* the acquire load above orders the payload reads after it */
-        if (mc_seq_reached(v, target)) return;
-        if (++spins < limit) CPU_RELAX();
-        else {
-            sched_yield();
-            spins = 0;
-        }
-    }
+    int second = len > MC_CL - sizeof f->v && len <= MC_INLINE;
+    spin_until(&f->v, target, second ? (const volatile uint64_t *)(const void *)((const char *)f + MC_CL) : NULL);
 }
 
 /* The spin of mc_wait_flag with every load timed: the one that sees the target brought the
