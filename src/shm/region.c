@@ -31,8 +31,9 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-/* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT) | posts [p][MC_NPOST] |
- * symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots [2][p] | data area. */
+/* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT bytes) |
+ * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots
+ * [2][p] | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
     size_t off = MC_LINE;
