@@ -33,7 +33,7 @@ static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT bytes) |
  * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots
- * [2][p] | data area. */
+ * [MC_FAN_RING][p] (MC_FAN_SLOT bytes) | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
     size_t off = MC_LINE;
@@ -43,10 +43,10 @@ static void layout(mc_shm_t *sh, size_t data_len)
     off += (size_t)MC_RING * (size_t)sh->p * MC_STEP_SLOT;
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
-    sh->sym.slots = sh->base + off;
+    sh->sym = (mc_xchg_t){.slots = sh->base + off, .slot = MC_SYM_SLOT, .nbuf = 2};
     off += 2 * (size_t)sh->p * MC_SYM_SLOT;
-    sh->fan.slots = sh->base + off;
-    off = round_up(off + 2 * (size_t)sh->p * MC_SYM_SLOT, 4096);
+    sh->fan = (mc_xchg_t){.slots = sh->base + off, .slot = MC_FAN_SLOT, .nbuf = MC_FAN_RING};
+    off = round_up(off + MC_FAN_RING * (size_t)sh->p * MC_FAN_SLOT, 4096);
     sh->data = sh->base + off;
     sh->data_len = data_len;
     sh->len = off + data_len;
@@ -174,8 +174,9 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
     layout(sh, data_len);
     sh->pids = malloc(sizeof(pid_t) * (size_t)sh->p);
     sh->seen_done = calloc((size_t)sh->p, sizeof(uint64_t));
-    sh->fan_root[0] = sh->fan_root[1] = -1;
-    if (!sh->pids || !sh->seen_done) rc = MPI_ERR_NO_MEM;
+    sh->fan.seen = calloc((size_t)sh->p, sizeof(uint64_t));
+    for (int i = 0; i < MC_FAN_RING; i++) sh->fan_root[i] = -1;
+    if (!sh->pids || !sh->seen_done || !sh->fan.seen) rc = MPI_ERR_NO_MEM;
     pid_t me = getpid();
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, sh->pids, (int)sizeof me, MPI_BYTE, node);
@@ -216,6 +217,7 @@ void mc_shm_free(mc_shm_t *sh)
     if (sh->base) munmap(sh->base, sh->len);
     free(sh->pids);
     free(sh->seen_done);
+    free(sh->fan.seen);
     free(sh->sock_of);
     free(sh->sock_first);
     free(sh->sock_rank);

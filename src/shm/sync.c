@@ -160,6 +160,7 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
      * cost about as much as a fetch: sampling every call would slow the small calls) */
     if (rank == (sh->r + 1) % sh->p && x->k % MC_X_PROBE == 0) mc_shm_wait_probe(sh, &f->v, x->k);
     else mc_wait_inline(f, x->k, len);
+    if (x->seen) x->seen[rank] = x->k;
     return mc_shm_slot_payload(f, len);
 }
 
@@ -169,11 +170,26 @@ void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t l
     else mc_copy_t(dst, src, len);
 }
 
+/* Rank q has published fan-in exchange `need` or later: first what this rank knows, then
+ * q's latest slot (exchange k - 1: one line read, and what it shows is remembered), then a
+ * wait for the slot of exchange `need` itself. */
+static void fan_published(mc_shm_t *sh, int q, uint64_t need)
+{
+    mc_xchg_t *x = &sh->fan;
+    if (mc_seq_reached(x->seen[q], need)) return;
+    uint64_t v = atomic_load_explicit(&mc_shm_xslot_at(sh, x, x->k - 1, q)->v, memory_order_acquire);
+    if (!mc_seq_reached(v, need)) {
+        mc_wait_flag(&mc_shm_xslot_at(sh, x, need, q)->v, need);
+        v = need;
+    }
+    x->seen[q] = v;
+}
+
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
     uint64_t k = ++sh->fan.k;
-    int prev = sh->fan_root[k & 1];  /* root of exchange k - 2: the one reader of this slot */
-    sh->fan_root[k & 1] = root;
-    if (prev >= 0 && prev != sh->r) mc_wait_flag(&mc_shm_xslot_at(sh, &sh->fan, k - 1, prev)->v, k - 1);
+    int prev = sh->fan_root[k % MC_FAN_RING]; /* root of exchange k - MC_FAN_RING: this slot's one reader */
+    sh->fan_root[k % MC_FAN_RING] = root;
+    if (prev >= 0 && prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1);
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->fan, sh->r), len);
 }
