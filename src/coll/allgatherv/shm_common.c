@@ -291,6 +291,31 @@ static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
     return pipe_run(&pp);
 }
 
+/* An allgather (root < 0) or gather whose blocks fit the STEP payload: the pipeline's one
+ * slice without its bookkeeping, as bcast_inline. Same copies, same DAV. */
+static int gather_inline(mc_shm_t *sh, const mc_args_t *a, int root)
+{
+    int p = sh->p, r = sh->r;
+    size_t n = a->count;
+    char *rbuf = a->rbuf;
+    mc_shm_begin(sh);
+    if (r != root) {
+        mc_shm_quiesce_inline(sh);
+        mc_copy_t(inline_buf(sh, r, n), a->sbuf, n);
+        mc_shm_set(sh, MC_F_STEP, 1);
+    }
+    if (root < 0 || r == root) {
+        if (a->sbuf != rbuf + (size_t)r * n) mc_copy_t(rbuf + (size_t)r * n, a->sbuf, n);
+        for (int j = 1; j < p; j++) {   /* staggered: rank r starts with r + 1 */
+            int w = (r + j) % p;
+            mc_shm_wait_step(sh, w, 1, n);
+            mc_copy_t(rbuf + (size_t)w * n, inline_buf(sh, w, n), n);
+        }
+    }
+    mc_shm_end(sh);
+    return MPI_SUCCESS;
+}
+
 /* Rank w's block goes through the buffers of its slot, or with its STEP line when it is one
  * slice that fits there. */
 static char *ag_buf(mc_shm_t *sh, int w, size_t len, size_t slice)
@@ -979,6 +1004,7 @@ int mc_mv_allgatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     mc_blk_t b = {uniform ? NULL : a->counts, uniform ? NULL : a->displs, a->count};
     if (uniform && a->count == 0) return MPI_SUCCESS;
     if (how == MC_MV_DIRECT) return allgatherv_direct(sh, a, &b, 0);
+    if (uniform && sh->p > 1 && a->count <= MC_STEP_PAYLOAD) return gather_inline(sh, a, -1);
     size_t total = blk_total(&b, sh->p);
     return far_direct(sh, total / (size_t)sh->p, total * (size_t)(sh->p + 1), MV_FAR_DIRECT) ? allgatherv_direct(sh, a, &b, 1)
                                                                              : allgatherv_pipe(sh, a, &b);
@@ -994,6 +1020,7 @@ int mc_mv_gatherv(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (uniform && a->count == 0) return MPI_SUCCESS;
     size_t hint = uniform ? a->count : 0;
     if (how == MC_MV_DIRECT || (uniform && far_direct(sh, a->count, 2 * a->count * (size_t)sh->p, MV_TRIAL_ROOTED))) return gatherv_direct(sh, a, &b, hint, 0);
+    if (uniform && sh->p > 1 && a->count <= MC_STEP_PAYLOAD) return gather_inline(sh, a, a->root);
     if (how == MC_MV_HYBRID && !uniform && far_recheck_v(sh)) return gatherv_direct(sh, a, &b, hint, MV_HYBRID_UNLESS_FAR);
     return gatherv_pipe(sh, a, &b, hint, how == MC_MV_HYBRID);
 }
