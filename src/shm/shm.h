@@ -57,12 +57,12 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
  * general small path 2-4 KiB 1.5-1.7x -> 1.3x, so it keeps its data-area slots), and the
  * payload stops at 2 KiB, where single calls still gain. */
 #define MC_STEP_PAYLOAD 2048
+#define MC_STEP_SLOT (MC_LINE + MC_STEP_PAYLOAD)
 /* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes, a ring of
  * MC_FAN_RING slots per rank. */
 #define MC_FAN_MAX 1024
 #define MC_FAN_RING 4
 #define MC_FAN_SLOT (MC_LINE + MC_FAN_MAX)
-#define MC_STEP_SLOT (MC_LINE + MC_STEP_PAYLOAD)
 
 /* A buffer a rank exposes to its node: its address, plus where it lives in the poster's
  * shared heap (zero copy) when it does. MC_NPOST buffers per rank and op (e.g. sbuf, rbuf). */
@@ -235,7 +235,7 @@ static inline mc_flag_t *mc_shm_xslot(const mc_shm_t *sh, const mc_xchg_t *x, in
 {
     return mc_shm_xslot_at(sh, x, x->k, rank);
 }
-/* Payload of len bytes in an exchange slot f (symmetric or fan-in): the flag line's data, or
+/* Payload of len bytes in an exchange slot or STEP line f: the flag line's data, or
  * the area after the line. */
 static inline unsigned char *mc_shm_slot_payload(mc_flag_t *f, size_t len)
 {
