@@ -27,8 +27,18 @@ int mc_comm_dims(MPI_Comm comm, int *size, int *rank)
     return 1;
 }
 
-/* Type classes of MPI-4 §6.9.2 ("C integer", "Floating point", ...). */
-enum { CL_NONE = 0, CL_INT = 1, CL_FLOAT = 2, CL_LOGICAL = 4, CL_COMPLEX = 8, CL_BYTE = 16, CL_PAIR = 32 };
+/* Type classes of MPI-4 §6.9.2 ("C integer", "Fortran integer", "Floating point", ...).
+ * Fortran's REAL16, INTEGER16 and COMPLEX32 are left out (no C type of that layout here, and
+ * not every native MPI reduces them), so their reductions go to the native MPI. */
+enum { CL_NONE = 0, CL_INT = 1, CL_FLOAT = 2, CL_LOGICAL = 4, CL_COMPLEX = 8, CL_BYTE = 16,
+       CL_PAIR = 32, CL_FINT = 64 };
+
+static int in_list(MPI_Datatype t, const MPI_Datatype *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t == list[i] && t != MPI_DATATYPE_NULL) return 1;
+    return 0;
+}
 
 static int type_class(MPI_Datatype t)
 {
@@ -37,15 +47,24 @@ static int type_class(MPI_Datatype t)
                                  MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_INT8_T, MPI_INT16_T,
                                  MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T, MPI_UINT32_T,
                                  MPI_UINT64_T, MPI_AINT, MPI_OFFSET};
-    const MPI_Datatype floats[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX};
+    const MPI_Datatype fints[] = {MPI_INTEGER, MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                  MPI_INTEGER8};
+    const MPI_Datatype floats[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_REAL,
+                                   MPI_DOUBLE_PRECISION, MPI_REAL4, MPI_REAL8};
+    const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX,
+                                 MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_COMPLEX8, MPI_COMPLEX16};
     const MPI_Datatype pairs[] = {MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT,
-                                  MPI_SHORT_INT, MPI_LONG_DOUBLE_INT};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) if (t == ints[i]) return CL_INT;
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) if (t == floats[i]) return CL_FLOAT;
-    for (size_t i = 0; i < sizeof cplx / sizeof cplx[0]; i++) if (t == cplx[i]) return CL_COMPLEX;
-    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) if (t == pairs[i]) return CL_PAIR;
-    if (t == MPI_C_BOOL) return CL_LOGICAL;
+                                  MPI_SHORT_INT, MPI_LONG_DOUBLE_INT, MPI_2INTEGER, MPI_2REAL,
+                                  MPI_2DOUBLE_PRECISION};
+    const MPI_Datatype logicals[] = {MPI_C_BOOL, MPI_LOGICAL};
+#define IN(list) in_list(t, list, sizeof list / sizeof list[0])
+    if (IN(ints)) return CL_INT;
+    if (IN(fints)) return CL_FINT;
+    if (IN(floats)) return CL_FLOAT;
+    if (IN(cplx)) return CL_COMPLEX;
+    if (IN(pairs)) return CL_PAIR;
+    if (IN(logicals)) return CL_LOGICAL;
+#undef IN
     if (t == MPI_BYTE) return CL_BYTE;
     return CL_NONE;
 }
@@ -88,10 +107,10 @@ int mc_dt_get(MPI_Datatype t, mc_dt_t *d)
 /* Classes a predefined op accepts; -1 for an op that is not predefined. */
 static int op_classes(MPI_Op op)
 {
-    if (op == MPI_MAX || op == MPI_MIN) return CL_INT | CL_FLOAT;
-    if (op == MPI_SUM || op == MPI_PROD) return CL_INT | CL_FLOAT | CL_COMPLEX;
+    if (op == MPI_MAX || op == MPI_MIN) return CL_INT | CL_FINT | CL_FLOAT;
+    if (op == MPI_SUM || op == MPI_PROD) return CL_INT | CL_FINT | CL_FLOAT | CL_COMPLEX;
     if (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR) return CL_INT | CL_LOGICAL;
-    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR) return CL_INT | CL_BYTE;
+    if (op == MPI_BAND || op == MPI_BOR || op == MPI_BXOR) return CL_INT | CL_FINT | CL_BYTE;
     if (op == MPI_MAXLOC || op == MPI_MINLOC) return CL_PAIR;
     if (op == MPI_REPLACE || op == MPI_NO_OP) return 0; /* not valid in collectives */
     return -1;

@@ -287,19 +287,31 @@ static void build(void)
 #ifdef MPI_COUNT
     ADD_FINT(MPI_COUNT, MPI_Count, 1);
 #endif
-    /* Fortran INTEGER/REAL/DOUBLE PRECISION compute as the C types of their size */
+    /* Fortran INTEGER(n)/REAL(n)/COMPLEX(n) compute as the C types of their size (add_row
+     * checks the extent; MPI_LOGICAL, MPI_2REAL and MPI_2DOUBLE_PRECISION, whose truth values
+     * and index fields are Fortran's, go through PMPI_Reduce_local) */
     ADD_FINT(MPI_INTEGER, int, 1);
+    ADD_FINT(MPI_INTEGER1, int8_t, 1);
+    ADD_FINT(MPI_INTEGER2, int16_t, 1);
+    ADD_FINT(MPI_INTEGER4, int32_t, 1);
+    ADD_FINT(MPI_INTEGER8, int64_t, 1);
     ADD_FLOAT(MPI_FLOAT, float, f32);
     ADD_FLOAT(MPI_DOUBLE, double, f64);
     ADD_FLOAT(MPI_LONG_DOUBLE, long double, f80);
     ADD_FLOAT(MPI_REAL, float, f32);
     ADD_FLOAT(MPI_DOUBLE_PRECISION, double, f64);
+    ADD_FLOAT(MPI_REAL4, float, f32);
+    ADD_FLOAT(MPI_REAL8, double, f64);
     ADD_COMPLEX(MPI_C_FLOAT_COMPLEX, float _Complex, c32);
 #ifdef MPI_C_COMPLEX
     ADD_COMPLEX(MPI_C_COMPLEX, float _Complex, c32);
 #endif
     ADD_COMPLEX(MPI_C_DOUBLE_COMPLEX, double _Complex, c64);
     ADD_COMPLEX(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex, c80);
+    ADD_COMPLEX(MPI_COMPLEX, float _Complex, c32);
+    ADD_COMPLEX(MPI_COMPLEX8, float _Complex, c32);
+    ADD_COMPLEX(MPI_DOUBLE_COMPLEX, double _Complex, c64);
+    ADD_COMPLEX(MPI_COMPLEX16, double _Complex, c64);
 
     /* C bool as bytes (a byte other than 0/1 is still "true", and the result is 0/1) */
     red_row_t *r = add_row(MPI_C_BOOL, 1, 1);
@@ -311,6 +323,7 @@ static void build(void)
     ADD_PAIR(MPI_DOUBLE_INT, double);
     ADD_PAIR(MPI_LONG_INT, long);
     ADD_PAIR(MPI_2INT, int);
+    ADD_PAIR(MPI_2INTEGER, int);
     ADD_PAIR(MPI_SHORT_INT, short);
     ADD_PAIR(MPI_LONG_DOUBLE_INT, ldouble);
 

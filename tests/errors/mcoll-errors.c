@@ -1,5 +1,6 @@
 /* Bad arguments: every collective with a negative count, an invalid root, MPI_DATATYPE_NULL,
- * MPI_OP_NULL and MPI_COMM_NULL must return the same error class through mcoll (MPI_*) as the
+ * MPI_OP_NULL, an op the datatype does not take (MPI_BAND on Fortran's MPI_REAL) and
+ * MPI_COMM_NULL must return the same error class through mcoll (MPI_*) as the
  * native library (PMPI_*), invoke the error handler the same number of times, and neither
  * crash nor hang. The bad argument is the same on every rank, so no rank proceeds to
  * communicate while another returns. Run once with MPI_ERRORS_RETURN and once with a
@@ -9,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BAD_COUNT, BAD_ROOT, BAD_TYPE, BAD_OP, BAD_COMM, NBAD };
+enum { BAD_COUNT, BAD_ROOT, BAD_TYPE, BAD_OP, BAD_OPTYPE, BAD_COMM, NBAD };
 static const char *const bad_names[NBAD] = {"negative count", "invalid root", "MPI_DATATYPE_NULL",
-                                            "MPI_OP_NULL", "MPI_COMM_NULL"};
+                                            "MPI_OP_NULL", "MPI_BAND on MPI_REAL", "MPI_COMM_NULL"};
 
 enum { F_ROOT = 1, F_OP = 2, F_TYPE = 4, F_COUNT = 8 };
 static const struct { const char *name; unsigned flags; } colls[] = {
@@ -49,8 +50,8 @@ static void make_args(args_t *a, int bad, int p)
 {
     a->count = bad == BAD_COUNT ? -1 : 2;
     a->root = bad == BAD_ROOT ? p : p - 1;
-    a->dt = bad == BAD_TYPE ? MPI_DATATYPE_NULL : MPI_INT;
-    a->op = bad == BAD_OP ? MPI_OP_NULL : MPI_SUM;
+    a->dt = bad == BAD_TYPE ? MPI_DATATYPE_NULL : bad == BAD_OPTYPE ? MPI_REAL : MPI_INT;
+    a->op = bad == BAD_OP ? MPI_OP_NULL : bad == BAD_OPTYPE ? MPI_BAND : MPI_SUM;
     a->comm = bad == BAD_COMM ? MPI_COMM_NULL : MPI_COMM_WORLD;
     for (int i = 0; i < p; i++) {
         a->cnts[i] = a->count;
@@ -166,7 +167,7 @@ static int applicable(unsigned flags, int bad)
     case BAD_COUNT: return (flags & F_COUNT) != 0;
     case BAD_ROOT: return (flags & F_ROOT) != 0;
     case BAD_TYPE: return (flags & F_TYPE) != 0;
-    case BAD_OP: return (flags & F_OP) != 0;
+    case BAD_OP: case BAD_OPTYPE: return (flags & F_OP) != 0;
     default: return 1;
     }
 }

@@ -9,7 +9,8 @@ static int unsigned_minmax_signed;   /* native MPI bug workaround, see vt_init *
 static MPI_Op affine_op = MPI_OP_NULL;
 
 static const char *const kind_names[VT_NKINDS] = {
-    "int", "long", "unsigned", "float", "double", "2int", "float_int", "double_int", "affine"};
+    "int", "long", "unsigned", "float", "double", "2int", "float_int", "double_int", "affine",
+    "INTEGER", "REAL", "DOUBLE_PRECISION", "LOGICAL", "2INTEGER", "2REAL", "DOUBLE_COMPLEX"};
 static const char *const op_names[OP_NOPS] = {
     "SUM", "PROD", "MIN", "MAX", "LAND", "LOR", "LXOR", "BAND", "BOR", "BXOR", "MAXLOC", "MINLOC",
     "AFFINE(user,noncommutative)"};
@@ -21,7 +22,9 @@ int vt_op_commutes(vt_op_t op) { return op != OP_AFFINE; }
 size_t vt_size(vt_kind_t k)
 {
     static const size_t sz[VT_NKINDS] = {sizeof(int), sizeof(long), sizeof(unsigned), sizeof(float),
-        sizeof(double), sizeof(vt_2int_t), sizeof(vt_fi_t), sizeof(vt_di_t), sizeof(vt_affine_t)};
+        sizeof(double), sizeof(vt_2int_t), sizeof(vt_fi_t), sizeof(vt_di_t), sizeof(vt_affine_t),
+        sizeof(int), sizeof(float), sizeof(double), sizeof(int), sizeof(vt_2int_t),
+        sizeof(vt_2real_t), sizeof(vt_dcomplex_t)};
     return sz[k];
 }
 
@@ -36,6 +39,13 @@ MPI_Datatype vt_mpi_type(vt_kind_t k)
     case VT_2INT: return MPI_2INT;
     case VT_FLOAT_INT: return MPI_FLOAT_INT;
     case VT_DOUBLE_INT: return MPI_DOUBLE_INT;
+    case VT_FINT: return MPI_INTEGER;
+    case VT_REAL: return MPI_REAL;
+    case VT_DPREC: return MPI_DOUBLE_PRECISION;
+    case VT_LOGICAL: return MPI_LOGICAL;
+    case VT_2INTEGER: return MPI_2INTEGER;
+    case VT_2REAL: return MPI_2REAL;
+    case VT_DCOMPLEX: return MPI_DOUBLE_COMPLEX;
     default: return affine_type;
     }
 }
@@ -104,18 +114,26 @@ void vt_fini(void)
 /* ------------------------------------------------------------------ combos */
 int vt_combos(const vt_combo_t **out)
 {
-    static vt_combo_t list[64];
+    static vt_combo_t list[96];
     static int n;
     if (!n) {
-        const vt_kind_t arith[] = {VT_INT, VT_LONG, VT_UNSIGNED, VT_FLOAT, VT_DOUBLE};
+        /* MPI-4 §6.9.2: the C integers take every arithmetic, logical and bitwise op; the
+         * Fortran INTEGER no logical one, LOGICAL only those, complex SUM and PROD */
+        const vt_kind_t arith[] = {VT_INT, VT_LONG, VT_UNSIGNED, VT_FLOAT, VT_DOUBLE,
+                                   VT_FINT, VT_REAL, VT_DPREC};
         const vt_kind_t ints[] = {VT_INT, VT_LONG, VT_UNSIGNED};
-        const vt_kind_t locs[] = {VT_2INT, VT_FLOAT_INT, VT_DOUBLE_INT};
-        for (int o = OP_SUM; o <= OP_MAX; o++)
-            for (int i = 0; i < 5; i++) list[n++] = (vt_combo_t){arith[i], (vt_op_t)o};
-        for (int o = OP_LAND; o <= OP_BXOR; o++)
-            for (int i = 0; i < 3; i++) list[n++] = (vt_combo_t){ints[i], (vt_op_t)o};
-        for (int o = OP_MAXLOC; o <= OP_MINLOC; o++)
-            for (int i = 0; i < 3; i++) list[n++] = (vt_combo_t){locs[i], (vt_op_t)o};
+        const vt_kind_t locs[] = {VT_2INT, VT_FLOAT_INT, VT_DOUBLE_INT, VT_2INTEGER, VT_2REAL};
+#define ALL(o_lo, o_hi, kinds)                                                                 \
+    for (int o = o_lo; o <= o_hi; o++)                                                         \
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)                            \
+            list[n++] = (vt_combo_t){kinds[i], (vt_op_t)o};
+        ALL(OP_SUM, OP_MAX, arith)
+        ALL(OP_LAND, OP_BXOR, ints)
+        ALL(OP_BAND, OP_BXOR, ((const vt_kind_t[]){VT_FINT}))
+        ALL(OP_LAND, OP_LXOR, ((const vt_kind_t[]){VT_LOGICAL}))
+        ALL(OP_SUM, OP_PROD, ((const vt_kind_t[]){VT_DCOMPLEX}))
+        ALL(OP_MAXLOC, OP_MINLOC, locs)
+#undef ALL
         list[n++] = (vt_combo_t){VT_AFFINE, OP_AFFINE};
     }
     *out = list;
@@ -158,7 +176,8 @@ static double gen_real(vt_op_t op, vt_gen_t g, uint64_t h)
 static void gen_loc(vt_kind_t k, uint64_t h, void *out)
 {
     int v = (int)(h % 7), loc = (int)((h >> 20) % 100);   /* ties on v exercise the loc rule */
-    if (k == VT_2INT) *(vt_2int_t *)out = (vt_2int_t){v - 3, loc};
+    if (k == VT_2INT || k == VT_2INTEGER) *(vt_2int_t *)out = (vt_2int_t){v - 3, loc};
+    else if (k == VT_2REAL) *(vt_2real_t *)out = (vt_2real_t){(float)v * 0.5f - 1.0f, (float)loc};
     else if (k == VT_FLOAT_INT) *(vt_fi_t *)out = (vt_fi_t){(float)v * 0.5f - 1.0f, loc};
     else *(vt_di_t *)out = (vt_di_t){(double)v * 0.25 - 1.0, loc};
 }
@@ -170,7 +189,18 @@ void vt_gen(vt_kind_t k, vt_op_t op, vt_gen_t g, uint64_t stream, size_t idx, vo
     uint64_t h = gen_at(stream, idx);
     memset(out, 0, vt_size(k));
     switch (k) {
-    case VT_INT: *(int *)out = g == GEN_ONES ? 1 : (int)gen_integer(op, h); break;
+    case VT_INT: case VT_FINT: *(int *)out = g == GEN_ONES ? 1 : (int)gen_integer(op, h); break;
+    case VT_LOGICAL: *(int *)out = g == GEN_ONES || gen_integer(op, h) != 0; break;   /* .TRUE. is 1 */
+    case VT_REAL: *(float *)out = g == GEN_ONES ? 1.0f : (float)gen_real(op, g, h); break;
+    case VT_DPREC: *(double *)out = g == GEN_ONES ? 1.0 : gen_real(op, g, h); break;
+    case VT_DCOMPLEX: {   /* dyadic parts, small in products: exact in any order */
+        static const double im_set[4] = {0, 1, -1, 0};
+        vt_dcomplex_t *z = out;
+        if (g == GEN_ONES) *z = (vt_dcomplex_t){1, 0};
+        else if (op == OP_PROD) *z = (vt_dcomplex_t){gen_real(op, g, h), im_set[(h >> 40) % 4]};
+        else *z = (vt_dcomplex_t){gen_real(op, g, h), gen_real(op, g, h >> 17)};
+        break;
+    }
     case VT_LONG:
         *(long *)out = g == GEN_ONES ? 1 : op == OP_MIN || op == OP_MAX ? (long)h : gen_integer(op, h);
         break;
@@ -242,10 +272,20 @@ static void apply_int(vt_kind_t k, vt_op_t op, const void *l, void *r)
 void vt_apply(vt_kind_t k, vt_op_t op, const void *l, void *r)
 {
     switch (k) {
+    case VT_FINT: apply_int(VT_INT, op, l, r); break;
     case VT_INT: case VT_LONG: case VT_UNSIGNED: apply_int(k, op, l, r); break;
-    case VT_FLOAT: ARITH(float, op, l, r); break;
-    case VT_DOUBLE: ARITH(double, op, l, r); break;
-    case VT_2INT: LOC(vt_2int_t, op, l, r); break;
+    case VT_LOGICAL: ARITH(int, op, l, r); break;
+    case VT_FLOAT: case VT_REAL: ARITH(float, op, l, r); break;
+    case VT_DOUBLE: case VT_DPREC: ARITH(double, op, l, r); break;
+    case VT_2INT: case VT_2INTEGER: LOC(vt_2int_t, op, l, r); break;
+    case VT_2REAL: LOC(vt_2real_t, op, l, r); break;
+    case VT_DCOMPLEX: {
+        const vt_dcomplex_t *x = l;
+        vt_dcomplex_t *y = r;
+        if (op == OP_SUM) *y = (vt_dcomplex_t){x->re + y->re, x->im + y->im};
+        else *y = (vt_dcomplex_t){x->re * y->re - x->im * y->im, x->re * y->im + x->im * y->re};
+        break;
+    }
     case VT_FLOAT_INT: LOC(vt_fi_t, op, l, r); break;
     case VT_DOUBLE_INT: LOC(vt_di_t, op, l, r); break;
     default: affine_compose(l, r); break;
@@ -280,8 +320,12 @@ void vt_expect(vt_kind_t k, vt_op_t op, vt_gen_t g, const uint64_t *streams, int
 int vt_equal(vt_kind_t k, const void *got, const void *want)
 {
     switch (k) {
-    case VT_FLOAT: return *(const float *)got == *(const float *)want;
-    case VT_DOUBLE: return *(const double *)got == *(const double *)want;
+    case VT_FLOAT: case VT_REAL: return *(const float *)got == *(const float *)want;
+    case VT_DOUBLE: case VT_DPREC: return *(const double *)got == *(const double *)want;
+    case VT_DCOMPLEX: {   /* == per part: a product's zero part may carry either sign */
+        const vt_dcomplex_t *a = got, *b = want;
+        return a->re == b->re && a->im == b->im;
+    }
     case VT_FLOAT_INT: {
         const vt_fi_t *a = got, *b = want;
         return a->v == b->v && a->i == b->i;
@@ -331,7 +375,12 @@ void vt_format(vt_kind_t k, const void *v, char *buf, size_t n)
     case VT_UNSIGNED: snprintf(buf, n, "%u", *(const unsigned *)v); break;
     case VT_FLOAT: snprintf(buf, n, "%.9g", (double)*(const float *)v); break;
     case VT_DOUBLE: snprintf(buf, n, "%.17g", *(const double *)v); break;
-    case VT_2INT: snprintf(buf, n, "(%d,%d)", ((const vt_2int_t *)v)->v, ((const vt_2int_t *)v)->i); break;
+    case VT_FINT: case VT_LOGICAL: snprintf(buf, n, "%d", *(const int *)v); break;
+    case VT_REAL: snprintf(buf, n, "%.9g", (double)*(const float *)v); break;
+    case VT_DPREC: snprintf(buf, n, "%.17g", *(const double *)v); break;
+    case VT_2REAL: snprintf(buf, n, "(%g,%g)", (double)((const vt_2real_t *)v)->v, (double)((const vt_2real_t *)v)->i); break;
+    case VT_DCOMPLEX: snprintf(buf, n, "(%g,%g)", ((const vt_dcomplex_t *)v)->re, ((const vt_dcomplex_t *)v)->im); break;
+    case VT_2INT: case VT_2INTEGER: snprintf(buf, n, "(%d,%d)", ((const vt_2int_t *)v)->v, ((const vt_2int_t *)v)->i); break;
     case VT_FLOAT_INT: snprintf(buf, n, "(%g,%d)", (double)((const vt_fi_t *)v)->v, ((const vt_fi_t *)v)->i); break;
     case VT_DOUBLE_INT: snprintf(buf, n, "(%g,%d)", ((const vt_di_t *)v)->v, ((const vt_di_t *)v)->i); break;
     default: snprintf(buf, n, "(%u,%u)", ((const vt_affine_t *)v)->a, ((const vt_affine_t *)v)->b); break;

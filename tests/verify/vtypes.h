@@ -8,8 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* VT_FINT .. VT_DCOMPLEX: Fortran's predefined types (MPI_INTEGER, MPI_REAL,
+ * MPI_DOUBLE_PRECISION, MPI_LOGICAL, MPI_2INTEGER, MPI_2REAL, MPI_DOUBLE_COMPLEX), which a C
+ * program may use too and a Fortran program reaches mcoll with. */
 typedef enum { VT_INT, VT_LONG, VT_UNSIGNED, VT_FLOAT, VT_DOUBLE, VT_2INT, VT_FLOAT_INT,
-               VT_DOUBLE_INT, VT_AFFINE, VT_NKINDS } vt_kind_t;
+               VT_DOUBLE_INT, VT_AFFINE, VT_FINT, VT_REAL, VT_DPREC, VT_LOGICAL, VT_2INTEGER,
+               VT_2REAL, VT_DCOMPLEX, VT_NKINDS } vt_kind_t;
 typedef enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR,
                OP_BXOR, OP_MAXLOC, OP_MINLOC, OP_AFFINE, OP_NOPS } vt_op_t;
 
@@ -22,6 +26,8 @@ typedef struct { int v, i; } vt_2int_t;
 typedef struct { float v; int i; } vt_fi_t;
 typedef struct { double v; int i; } vt_di_t;
 typedef struct { uint32_t a, b; } vt_affine_t;
+typedef struct { float v, i; } vt_2real_t;      /* MPI_2REAL: the index is a REAL too */
+typedef struct { double re, im; } vt_dcomplex_t;
 
 #define AFFINE_MOD 1000003u
 
