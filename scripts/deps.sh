@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mcoll needs, when missing. As non-root it prints the command.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
+pkgs=(build-essential cmake pkg-config gfortran libopenmpi-dev openmpi-bin libmpich-dev mpich
       libhwloc-dev libjansson-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do

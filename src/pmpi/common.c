@@ -2,6 +2,7 @@
 #include "../core/stats.h"
 #include "../select/select.h"
 #include "../shm/shm.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -209,6 +210,33 @@ int mc_key_stable(MPI_Datatype t, MPI_Op op)
 
 void mc_fallback(mc_coll_t c, size_t bytes) { mc_stats_fallback(c, bytes); }
 
+/* Packs (unpack = 0) or unpacks n elements of t at buf + off bytes to or from `packed`. buf
+ * may be MPI_BOTTOM (t then holds absolute addresses), which MPICH 4.0's MPI_Pack rejects as a
+ * null buffer: that layout is then described from a non-null anchor instead (a struct of n t
+ * at minus the anchor's address). */
+static int pack_io(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t, void *packed,
+                   int bytes, MPI_Comm comm)
+{
+    static char anchor;
+    MPI_Datatype use = t;
+    int count = n, pos = 0, rc;
+    if (n == 0) return MPI_SUCCESS;
+    if (buf == MPI_BOTTOM) {
+        MPI_Aint disp = off - (MPI_Aint)(uintptr_t)&anchor;
+        rc = PMPI_Type_create_struct(1, &count, &disp, &t, &use);
+        if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&use);
+        if (rc != MPI_SUCCESS) return rc;
+        buf = &anchor;
+        count = 1;
+        off = 0;
+    }
+    char *at = (char *)buf + off;
+    rc = unpack ? PMPI_Unpack(packed, bytes, &pos, at, count, use, comm)
+                : PMPI_Pack(at, count, use, packed, bytes, &pos, comm);
+    if (use != t) PMPI_Type_free(&use);
+    return rc;
+}
+
 int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fill, MPI_Comm comm,
             void **view, void **tmp)
 {
@@ -221,16 +249,15 @@ int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fil
     if (n > INT_MAX || bytes > INT_MAX) return MPI_ERR_COUNT;
     *tmp = *view = malloc(bytes ? bytes : 1);
     if (!*tmp) return MPI_ERR_NO_MEM;
-    int pos = 0;
-    return fill ? PMPI_Pack(buf, (int)n, t, *tmp, (int)bytes, &pos, comm) : MPI_SUCCESS;
+    return fill ? pack_io(0, (void *)buf, 0, (int)n, t, *tmp, (int)bytes, comm) : MPI_SUCCESS;
 }
 
 int mc_unview(const void *tmp, size_t n, MPI_Datatype t, MPI_Comm comm, void *buf)
 {
-    int size, pos = 0;
+    int size;
     if (!tmp || n == 0) return MPI_SUCCESS;
     PMPI_Type_size(t, &size);
-    return PMPI_Unpack(tmp, (int)(n * (size_t)size), &pos, buf, (int)n, t, comm);
+    return pack_io(1, buf, 0, (int)n, t, (void *)tmp, (int)(n * (size_t)size), comm);
 }
 
 int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, const void *buf,
@@ -253,22 +280,21 @@ int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, 
     return b->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-static char *block_addr(const void *buf, int i, const int *displs, MPI_Datatype t)
+/* Byte offset of block i from the buffer (which may be MPI_BOTTOM: no pointer arithmetic). */
+static MPI_Aint block_off(int i, const int *displs, MPI_Datatype t)
 {
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(t, &lb, &ext);
-    return (char *)buf + (MPI_Aint)displs[i] * ext;
+    return (MPI_Aint)displs[i] * ext;
 }
 
 int mc_blocks_pack(const mc_blocks_t *b, int p, const int *counts, const int *displs,
                    const void *buf, MPI_Datatype t, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++) {
-        int pos = 0;
-        rc = PMPI_Pack(block_addr(buf, i, displs, t), counts[i], t, b->tmp + b->dsp[i],
-                       (int)b->cnt[i], &pos, comm);
-    }
+    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++)
+        rc = pack_io(0, (void *)buf, block_off(i, displs, t), counts[i], t, b->tmp + b->dsp[i],
+                     (int)b->cnt[i], comm);
     return rc;
 }
 
@@ -276,11 +302,9 @@ int mc_blocks_unpack(const mc_blocks_t *b, int p, const int *counts, const int *
                      void *buf, MPI_Datatype t, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++) {
-        int pos = 0;
-        rc = PMPI_Unpack(b->tmp + b->dsp[i], (int)b->cnt[i], &pos, block_addr(buf, i, displs, t),
-                         counts[i], t, comm);
-    }
+    for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++)
+        rc = pack_io(1, buf, block_off(i, displs, t), counts[i], t, b->tmp + b->dsp[i],
+                     (int)b->cnt[i], comm);
     return rc;
 }
 
