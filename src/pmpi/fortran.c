@@ -6,8 +6,8 @@
  *   PMPI_* directly, so every Fortran call is defined here (mpi_allreduce_ and its other
  *   name manglings for mpif.h / `use mpi`, mpi_allreduce_f08_ for `use mpi_f08`);
  * - MPICH 4.0: mpif.h, `use mpi` and the `use mpi_f08` calls that take a buffer call MPI_*
- *   already; the `use mpi_f08` calls without one (barrier, finalize, alloc_mem) call PMPI_*,
- *   so only those are defined here.
+ *   already; the `use mpi_f08` calls without one (barrier, finalize, alloc_mem, and the request
+ *   calls mcoll's neighbor requests need) call PMPI_*, so only those are defined here.
  * Each converts the handles (MPI_*_f2c), Fortran's MPI_IN_PLACE and MPI_BOTTOM (addresses of
  * the library's Fortran sentinels) and calls the C entry point, which selects an algorithm or
  * falls back to the native MPI. A handle the native MPI cannot convert goes to PMPI_*
@@ -243,4 +243,111 @@ F_ENTRY(alltoallv, ALLTOALLV, (void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, void 
 
 static void f_free_mem(void *base, MPI_Fint *ierr) { f_ret(ierr, MPI_Free_mem(base)); }
 F_ENTRY(free_mem, FREE_MEM, (void *, MPI_Fint *))
+#endif
+
+#if defined(MPICH) && MPI_VERSION >= 4
+/* ------------------------------------------------------------------ requests (MPICH mpi_f08)
+ * A persistent neighbor request of mcoll (MPI_Neighbor_alltoallv_init, which mpi_f08 reaches
+ * through MPI_*) must be started, waited for, tested and freed by mcoll (src/pmpi/neighbor.c):
+ * MPICH's mpi_f08 request calls go to PMPI_*, which would start the inactive receive standing
+ * for it and wait forever. In MPICH a request handle is the Fortran integer itself (f2c is a
+ * cast) and TYPE(MPI_Status) is the C MPI_Status; Fortran indices count from 1. */
+_Static_assert(sizeof(MPI_Request) == sizeof(MPI_Fint), "MPICH request handles are Fortran integers");
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "MPICH's TYPE(MPI_Status) is MPI_Status");
+
+static MPI_Status *f08_status(MPI_F08_status *s)
+{
+    return s == MPI_F08_STATUS_IGNORE ? MPI_STATUS_IGNORE : (MPI_Status *)(void *)s;
+}
+
+static MPI_Status *f08_statuses(MPI_F08_status *s)
+{
+    return s == MPI_F08_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : (MPI_Status *)(void *)s;
+}
+
+#define F_REQS(r) ((MPI_Request *)(void *)(r))
+
+/* C's 0-based index (or MPI_UNDEFINED) as Fortran's */
+static void f_index(int rc, MPI_Fint *idx, int n)
+{
+    for (int k = 0; rc == MPI_SUCCESS && k < n; k++)
+        if (idx[k] != MPI_UNDEFINED) idx[k]++;
+}
+
+static void f_start(MPI_Fint *req, MPI_Fint *ierr) { f_ret(ierr, MPI_Start(F_REQS(req))); }
+F_ENTRY_NOBUF(start, START, (MPI_Fint *, MPI_Fint *))
+
+static void f_startall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *ierr)
+{
+    f_ret(ierr, MPI_Startall(*n, F_REQS(reqs)));
+}
+F_ENTRY_NOBUF(startall, STARTALL, (MPI_Fint *, MPI_Fint *, MPI_Fint *))
+
+static void f_request_free(MPI_Fint *req, MPI_Fint *ierr) { f_ret(ierr, MPI_Request_free(F_REQS(req))); }
+F_ENTRY_NOBUF(request_free, REQUEST_FREE, (MPI_Fint *, MPI_Fint *))
+
+static void f_wait(MPI_Fint *req, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    f_ret(ierr, MPI_Wait(F_REQS(req), f08_status(st)));
+}
+F_ENTRY_NOBUF(wait, WAIT, (MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_waitall(MPI_Fint *n, MPI_Fint *reqs, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    f_ret(ierr, MPI_Waitall(*n, F_REQS(reqs), f08_statuses(st)));
+}
+F_ENTRY_NOBUF(waitall, WAITALL, (MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_waitany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *idx, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    int rc = MPI_Waitany(*n, F_REQS(reqs), idx, f08_status(st));
+    f_index(rc, idx, 1);
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(waitany, WAITANY, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_waitsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *idx, MPI_F08_status *st,
+                       MPI_Fint *ierr)
+{
+    int rc = MPI_Waitsome(*n, F_REQS(reqs), out, idx, f08_statuses(st));
+    f_index(rc, idx, rc == MPI_SUCCESS && *out != MPI_UNDEFINED ? *out : 0);
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(waitsome, WAITSOME, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+/* flag: a Fortran LOGICAL (1 is .TRUE. for gfortran, whose MPICH this is) */
+static void f_test(MPI_Fint *req, MPI_Fint *flag, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    int f = 0, rc = MPI_Test(F_REQS(req), &f, f08_status(st));
+    *flag = f != 0;
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(test, TEST, (MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_testall(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *flag, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    int f = 0, rc = MPI_Testall(*n, F_REQS(reqs), &f, f08_statuses(st));
+    *flag = f != 0;
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(testall, TESTALL, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_testany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *idx, MPI_Fint *flag, MPI_F08_status *st,
+                      MPI_Fint *ierr)
+{
+    int f = 0, rc = MPI_Testany(*n, F_REQS(reqs), idx, &f, f08_status(st));
+    *flag = f != 0;
+    f_index(rc, idx, 1);
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(testany, TESTANY, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
+static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *idx, MPI_F08_status *st,
+                       MPI_Fint *ierr)
+{
+    int rc = MPI_Testsome(*n, F_REQS(reqs), out, idx, f08_statuses(st));
+    f_index(rc, idx, rc == MPI_SUCCESS && *out != MPI_UNDEFINED ? *out : 0);
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(testsome, TESTSOME, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
 #endif

@@ -234,3 +234,63 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
     free(was), free(m);
     return rc;
 }
+
+/* One pass of Testsome over a mixed array: the mcoll requests active on entry (`was`) that
+ * are done, then whatever PMPI_Testsome completes among the native ones. MPI_UNDEFINED only
+ * when no request of either kind is active. */
+static int testsome_pass(int count, MPI_Request *reqs, mc_nb_req_t **m, const char *was, int *outcount,
+                         int *indices, MPI_Status *statuses)
+{
+    int rc = mc_nb_test(NULL, NULL), n = 0, pending = 0, nat = 0;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
+        if (!m[i] || !was[i]) continue;
+        if (!mc_nb_done(m[i])) {
+            pending = 1;
+            continue;
+        }
+        mc_nb_complete(m[i]);
+        if (statuses != MPI_STATUSES_IGNORE) mc_nb_status_empty(&statuses[n]);
+        indices[n++] = i;
+    }
+    MPI_Request *t = rc == MPI_SUCCESS ? natives(count, reqs, m) : NULL;
+    if (!t) return rc == MPI_SUCCESS ? MPI_ERR_NO_MEM : rc;
+    rc = PMPI_Testsome(count, t, &nat, indices + n,
+                       statuses == MPI_STATUSES_IGNORE ? MPI_STATUSES_IGNORE : statuses + n);
+    if (rc == MPI_SUCCESS && nat != MPI_UNDEFINED)
+        for (int k = n; k < n + nat; k++) reqs[indices[k]] = t[indices[k]];
+    free(t);
+    *outcount = nat == MPI_UNDEFINED && n == 0 && !pending ? MPI_UNDEFINED
+                                                           : n + (nat == MPI_UNDEFINED ? 0 : nat);
+    return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    int nm;
+    mc_nb_req_t **m = find_mcoll(incount, array_of_requests, &nm);
+    if (!m) return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    char *was = active_marks(incount, m);
+    int rc = was ? testsome_pass(incount, array_of_requests, m, was, outcount, array_of_indices,
+                                 array_of_statuses)
+                 : MPI_ERR_NO_MEM;
+    free(was), free(m);
+    return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[])
+{
+    int nm, rc = MPI_SUCCESS, spins = 0;
+    mc_nb_req_t **m = find_mcoll(incount, array_of_requests, &nm);
+    if (!m) return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+    char *was = active_marks(incount, m);
+    if (!was) rc = MPI_ERR_NO_MEM;
+    *outcount = 0;
+    while (rc == MPI_SUCCESS && *outcount == 0) {
+        rc = testsome_pass(incount, array_of_requests, m, was, outcount, array_of_indices, array_of_statuses);
+        if (++spins > 64) sched_yield();
+    }
+    free(was), free(m);
+    return rc;
+}

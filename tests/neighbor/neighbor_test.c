@@ -7,7 +7,7 @@
  * computed from the pattern, and on the first and last iteration with
  * PMPI_Neighbor_alltoallv. Counters: the sum over ranks of inter-region messages and bytes
  * against the pattern (standard: edges; aggregated: region pairs; dedup: distinct ids).
- * Request free before completion, MPI_Waitany, the blocking MPI_Neighbor_alltoallv and (MPI 4)
+ * Request free before completion, MPI_Waitany, MPI_Waitsome, MPI_Testsome, the blocking MPI_Neighbor_alltoallv and (MPI 4)
  * MPI_Neighbor_alltoallv_init are checked too.
  *
  *   neighbor-test [--iters N] [--long-iters N] [--pattern NAME]
@@ -262,7 +262,36 @@ static void run_alg(tc_t *c, const char *alg, int ext, int n)
     CHECK(!memcmp(c->rbuf, c->exp, c->rlen), "free while active: result differs");
 }
 
-/* Two requests waited in opposite orders on alternate ranks, and MPI_Waitany. */
+/* MPI_Waitsome (or, `test`, MPI_Testsome in a loop) until both requests completed, each index
+ * reported once. */
+static void some_loop(MPI_Request *r, int test)
+{
+    int idx[2], n, seen[2] = {0, 0}, done = 0, rounds = 0;
+    while (done < 2) {
+        if (test) MPI_Testsome(2, r, &n, idx, MPI_STATUSES_IGNORE);
+        else MPI_Waitsome(2, r, &n, idx, MPI_STATUSES_IGNORE);
+        CHECK(n != MPI_UNDEFINED, "%s: MPI_UNDEFINED with %d of 2 requests done",
+              test ? "testsome" : "waitsome", done);
+        if (n == MPI_UNDEFINED) return;
+        CHECK(test || n > 0, "waitsome returned no request");
+        for (int k = 0; k < n; k++) {
+            CHECK(idx[k] == 0 || idx[k] == 1, "some: index %d", idx[k]);
+            if (idx[k] != 0 && idx[k] != 1) return;
+            CHECK(!seen[idx[k]], "some: index %d reported twice", idx[k]);
+            seen[idx[k]] = 1;
+            done++;
+        }
+        if (++rounds > 100000000) {
+            CHECK(0, "some: no completion");
+            return;
+        }
+    }
+    MPI_Testsome(2, r, &n, idx, MPI_STATUSES_IGNORE);
+    CHECK(n == MPI_UNDEFINED, "testsome after both completed: outcount %d", n);
+}
+
+/* Two requests waited in opposite orders on alternate ranks, with MPI_Waitany, MPI_Waitsome and
+ * MPI_Testsome. */
 static void run_two(tc_t *c)
 {
     MPI_Request r[2];
@@ -271,17 +300,19 @@ static void run_two(tc_t *c)
     c->rbuf = rb2;
     init_req(c, "dedup", 1, &r[1]);
     c->rbuf = keep;
-    for (int t = 0; t < 6; t++) {
+    for (int t = 0; t < 8; t++) {
         fill(c, t);
         memset(rb2, 0xEE, c->rlen);
         MPI_Startall(2, r);
-        if (t % 3 == 2) {
+        if (t % 4 == 2) {
             int idx, done = 0;
             while (done < 2) {
                 MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
                 CHECK(idx == 0 || idx == 1, "waitany index %d", idx);
                 done++;
             }
+        } else if (t % 4 == 3) {
+            some_loop(r, t == 7);
         } else if (rank % 2 == t % 2) {
             MPI_Wait(&r[0], MPI_STATUS_IGNORE), MPI_Wait(&r[1], MPI_STATUS_IGNORE);
         } else {
