@@ -342,6 +342,14 @@ static void f_testany(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *idx, MPI_Fint *flag
 }
 F_ENTRY_NOBUF(testany, TESTANY, (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
 
+static void f_request_get_status(MPI_Fint *req, MPI_Fint *flag, MPI_F08_status *st, MPI_Fint *ierr)
+{
+    int f = 0, rc = MPI_Request_get_status(*F_REQS(req), &f, f08_status(st));
+    *flag = f != 0;
+    f_ret(ierr, rc);
+}
+F_ENTRY_NOBUF(request_get_status, REQUEST_GET_STATUS, (MPI_Fint *, MPI_Fint *, MPI_F08_status *, MPI_Fint *))
+
 static void f_testsome(MPI_Fint *n, MPI_Fint *reqs, MPI_Fint *out, MPI_Fint *idx, MPI_F08_status *st,
                        MPI_Fint *ierr)
 {

@@ -1,8 +1,9 @@
 ! A Fortran program with persistent neighbor alltoallv requests (MPI 4: MPICH), built without
 ! mcoll (use mpi, or use mpi_f08 when F08 is defined) and run with libmcoll.so preloaded. The
 ! requests are mcoll's (MPI_Neighbor_alltoallv_init is interposed); every request call of
-! Fortran must reach mcoll: MPI_Start/Wait, Start/Test, Startall/Waitall with a native
-! persistent request mixed in, Waitany, Waitsome, Testsome, Testany, Testall, Request_free.
+! Fortran must reach mcoll: MPI_Start/Wait, Start/Test, Request_get_status, Startall/Waitall
+! with a native persistent request mixed in, Waitany, Waitsome, Testsome, Testany, Testall,
+! Request_free.
 ! Each iteration sends new data; the received blocks are checked against the senders' values.
 #ifdef F08
 #define HANDLE(kind) type(kind)
@@ -31,7 +32,9 @@ program fneighbor
   HANDLE(MPI_Request) :: reqs(3)
   STATUS_T :: st
   integer :: rank, p, ierr, it, i, j, srcs(2), dsts(2), scnt(2), sdsp(2), rcnt(2), rdsp(2)
-  integer :: sb(2 * K), rb(2 * K), sb2(2 * K), rb2(2 * K), selfs, selfr, idx(3), nout, done, total
+  ! volatile: MPI reads and writes these between the calls that name them
+  integer, volatile :: sb(2 * K), rb(2 * K), sb2(2 * K), rb2(2 * K), selfs, selfr
+  integer :: idx(3), nout, done, total
   integer :: failures = 0
   logical :: flag
   call MPI_Init(ierr)
@@ -72,6 +75,16 @@ program fneighbor
       flag = .false.
       do while (.not. flag)
         call MPI_Test(reqs(1), flag, MPI_STATUS_IGNORE, ierr)
+      end do
+      flag = .false.
+      do while (.not. flag)
+        call MPI_Request_get_status(reqs(2), flag, MPI_STATUS_IGNORE, ierr)
+      end do
+      do j = 1, 2
+        do i = 1, K
+          call expect(rb2((j - 1) * K + i) == -(srcs(j) * 1000 + it * 10 + j * 100 + i), &
+                      'request_get_status said complete before the data', it)
+        end do
       end do
       call MPI_Wait(reqs(2), MPI_STATUS_IGNORE, ierr)
     case (3)

@@ -7,7 +7,8 @@
  * computed from the pattern, and on the first and last iteration with
  * PMPI_Neighbor_alltoallv. Counters: the sum over ranks of inter-region messages and bytes
  * against the pattern (standard: edges; aggregated: region pairs; dedup: distinct ids).
- * Request free before completion, MPI_Waitany, MPI_Waitsome, MPI_Testsome, the blocking MPI_Neighbor_alltoallv and (MPI 4)
+ * Request free before completion, MPI_Waitany, MPI_Waitsome, MPI_Testsome,
+ * MPI_Request_get_status, the blocking MPI_Neighbor_alltoallv and (MPI 4)
  * MPI_Neighbor_alltoallv_init are checked too.
  *
  *   neighbor-test [--iters N] [--long-iters N] [--pattern NAME]
@@ -120,6 +121,15 @@ static void drive(tc_t *c, MPI_Request *req, int t)
     int flag = 0, mode = t % 4;
     if (mode == 0) {
         MPI_Start(req);
+        MPI_Wait(req, MPI_STATUS_IGNORE);
+    } else if (mode == 1 && t % 8 == 5) {
+        /* MPI_Request_get_status: true while inactive, then polls without completing */
+        MPI_Request_get_status(*req, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag, "request_get_status: an inactive request reads as not complete");
+        MPI_Start(req);
+        flag = 0;
+        while (!flag) MPI_Request_get_status(*req, &flag, MPI_STATUS_IGNORE);
+        CHECK(!memcmp(c->rbuf, c->exp, c->rlen), "request_get_status said complete before the data");
         MPI_Wait(req, MPI_STATUS_IGNORE);
     } else if (mode == 1) {
         MPI_Start(req);
