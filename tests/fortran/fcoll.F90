@@ -10,34 +10,12 @@
 #define HANDLE(kind) integer
 #endif
 
-module fcheck
-  use, intrinsic :: iso_c_binding
+! the test op: affine maps x -> a*x + b mod AMOD, composed in rank order
+module faffine
   implicit none
-  integer :: failures = 0, wrank = 0
-  integer, parameter :: AMOD = 1009       ! the affine maps' modulus
-  interface
-    integer(c_int) function fstats(coll, calls, handled, fallback) bind(C, name="fstats")
-      import :: c_int, c_char, c_long_long
-      character(kind=c_char), intent(in) :: coll(*)
-      integer(c_long_long), intent(out) :: calls, handled, fallback
-    end function
-    integer(c_long_long) function fheap_size(p) bind(C, name="fheap_size")
-      import :: c_long_long, c_ptr
-      type(c_ptr), value :: p
-    end function
-  end interface
+  integer, parameter :: AMOD = 1009
 contains
-  subroutine expect(ok, what, idx)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    integer, intent(in) :: idx
-    if (.not. ok) then
-      failures = failures + 1
-      if (failures <= 20) print '(a,i0,3a,i0)', 'FAIL rank=', wrank, ': ', what, ' at ', idx
-    end if
-  end subroutine
-
-  ! (a,b) then (c,d): x -> c*(a*x+b)+d, as the test op composes rank-ordered maps
+  ! (a,b) then (c,d): x -> c*(a*x+b)+d
   subroutine compose(l, r)
     integer, intent(in) :: l(2)
     integer, intent(inout) :: r(2)
@@ -55,7 +33,7 @@ end module
 subroutine affine_fn(invec, inoutvec, len, datatype)
   use, intrinsic :: iso_c_binding
   use mpi_f08
-  use fcheck
+  use faffine
   implicit none
   type(c_ptr), value :: invec, inoutvec
   integer :: len
@@ -70,7 +48,7 @@ subroutine affine_fn(invec, inoutvec, len, datatype)
 end subroutine
 #else
 subroutine affine_fn(a, b, len, datatype)
-  use fcheck
+  use faffine
   implicit none
   integer :: len, datatype
   integer :: a(2, len), b(2, len)
@@ -88,6 +66,7 @@ module fcases
   use mpi
 #endif
   use fcheck
+  use faffine
   implicit none
   integer, parameter :: N = 13
   HANDLE(MPI_Datatype) :: pair_t
@@ -379,7 +358,7 @@ program fcoll
       'allreduce', 'reduce_scatter', 'reduce_scatter_block', 'allgather', 'allgatherv', 'gather', &
       'gatherv', 'scatter', 'scatterv', 'alltoall', 'alltoallv', 'scan', 'exscan']
   HANDLE(MPI_Comm) :: rev
-  integer :: ierr, p, total, k
+  integer :: ierr, p, k
   integer(c_long_long) :: calls, handled, fallback
   logical :: found
 #ifdef F08
@@ -406,13 +385,6 @@ program fcoll
   call alloc_mem(p)
   call MPI_Op_free(affine_op, ierr)
   call MPI_Type_free(pair_t, ierr)
-  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (wrank == 0) then
-    if (total == 0) then
-      print '(a)', 'mcoll-fcoll: ALL PASSED (mcoll interposed)'
-    else
-      print '(a,i0,a)', 'mcoll-fcoll: FAILED (', total, ' failures)'
-    end if
-  end if
+  call report('mcoll-fcoll', 'ALL PASSED (mcoll interposed)')
   call MPI_Finalize(ierr)
 end program

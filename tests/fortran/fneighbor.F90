@@ -19,14 +19,8 @@ program fneighbor
 #else
   use mpi
 #endif
-  use, intrinsic :: iso_c_binding, only : c_long_long
+  use fcheck
   implicit none
-  interface
-    integer(c_long_long) function fnb_starts(req) bind(C, name="fnb_starts")
-      import :: c_long_long
-      integer, intent(in) :: req   ! the request's Fortran handle
-    end function
-  end interface
   integer, parameter :: K = 4, ITERS = 9
   HANDLE(MPI_Comm) :: g
   HANDLE(MPI_Request) :: reqs(3)
@@ -34,11 +28,11 @@ program fneighbor
   integer :: rank, p, ierr, it, i, j, srcs(2), dsts(2), scnt(2), sdsp(2), rcnt(2), rdsp(2)
   ! volatile: MPI reads and writes these between the calls that name them
   integer, volatile :: sb(2 * K), rb(2 * K), sb2(2 * K), rb2(2 * K), selfs, selfr
-  integer :: idx(3), nout, done, total
-  integer :: failures = 0
+  integer :: idx(3), nout, done
   logical :: flag
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  wrank = rank
   call MPI_Comm_size(MPI_COMM_WORLD, p, ierr)
   ! a ring: from the left and the right neighbour, to them (p = 1: itself twice)
   srcs = [mod(rank - 1 + p, p), mod(rank + 1, p)]
@@ -157,23 +151,6 @@ program fneighbor
   call MPI_Request_free(reqs(2), ierr)
   call MPI_Request_free(reqs(3), ierr)
   call MPI_Comm_free(g, ierr)
-  call MPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank == 0) then
-    if (total == 0) then
-      print '(a)', 'mcoll-fneighbor: ALL PASSED'
-    else
-      print '(a,i0,a)', 'mcoll-fneighbor: FAILED (', total, ' failures)'
-    end if
-  end if
+  call report('mcoll-fneighbor', 'ALL PASSED')
   call MPI_Finalize(ierr)
-contains
-  subroutine expect(ok, what, v)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    integer, intent(in) :: v
-    if (.not. ok) then
-      failures = failures + 1
-      if (failures <= 20) print '(a,i0,3a,i0)', 'FAIL rank=', rank, ': ', what, ' ', v
-    end if
-  end subroutine
 end program
