@@ -36,13 +36,13 @@ static void remember(MPI_Comm comm, mc_ctx_t *c)
     last.gen = atomic_load_explicit(&ctx_gen, memory_order_acquire);
 }
 
-static void ctx_free(mc_ctx_t *c)
+void mc_ctx_free(mc_ctx_t *c)
 {
     int fin = 0;
     if (!c) return;
     PMPI_Finalized(&fin);
-    mc_hier_free(c->hier); /* the node and lane contexts go with their communicators */
-    if (!fin) {
+    mc_hier_free(c->hier); /* with the node and lane contexts it derived */
+    if (!fin && !c->derived) {
         if (c->lane_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->lane_comm);
         if (c->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->node_comm);
         if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
@@ -60,7 +60,7 @@ static void ctx_free(mc_ctx_t *c)
 static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
-    ctx_free(attr);
+    mc_ctx_free(attr);
     return MPI_SUCCESS;
 }
 
@@ -70,7 +70,13 @@ static void create_keyval(void)
 }
 
 /* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
- * consecutive world ranks. Local ranks follow comm rank order (split key). */
+ * consecutive world ranks. Local ranks follow comm rank order (split key).
+ * Every communicator mcoll creates is split from the whole of pcomm, never from a part of it:
+ * with MPI_THREAD_MULTIPLE a creation over a subset, inside a collective of one thread, could
+ * wait forever on the MPI's context-id agreement, which lets one creation at a time proceed
+ * in each process (Open MPI 4.1 hung so with virtual nodes and threads on their own
+ * communicators). A split of all of pcomm is ordered like any collective on the user's
+ * communicator. */
 static int split_nodes(mc_ctx_t *c)
 {
     MPI_Comm shm;
@@ -80,10 +86,23 @@ static int split_nodes(mc_ctx_t *c)
         c->node_comm = shm;
         return rc;
     }
-    int wrank;
+    /* a virtual node: same shared node (its lowest comm rank) and the same world rank / k;
+     * its color is the lowest comm rank that has both */
+    int wrank, mine[2], color = c->rank;
+    int *all = malloc(2 * sizeof(int) * (size_t)c->size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    rc = PMPI_Comm_split(shm, wrank / k, c->rank, &c->node_comm);
+    mine[1] = wrank / k;
+    rc = PMPI_Allreduce(&c->rank, &mine[0], 1, MPI_INT, MPI_MIN, shm);
     PMPI_Comm_free(&shm);
+    if (!all) return MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, c->pcomm);
+    for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++)
+        if (all[2 * r] == mine[0] && all[2 * r + 1] == mine[1]) {
+            color = r;
+            break;
+        }
+    free(all);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(c->pcomm, color, c->rank, &c->node_comm);
     return rc;
 }
 
@@ -147,7 +166,7 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, keyval, c);
     if (rc != MPI_SUCCESS) {
-        ctx_free(c);
+        mc_ctx_free(c);
         return rc;
     }
     *out = c;
@@ -177,6 +196,47 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
 {
     if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
     return ctx_lookup(comm, out);
+}
+
+/* The node's context is one node of local_size ranks; the lane's, one rank per node. Both
+ * borrow the parent's communicator as their own and private one: mcoll made it, no user
+ * traffic shares it. */
+int mc_ctx_derive(const mc_ctx_t *parent, int lane, mc_ctx_t **out)
+{
+    mc_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) return MPI_ERR_NO_MEM;
+    c->derived = 1;
+    c->comm = c->pcomm = lane ? parent->lane_comm : parent->node_comm;
+    c->node_comm = lane ? MPI_COMM_NULL : c->comm;
+    c->lane_comm = MPI_COMM_NULL;
+    PMPI_Comm_size(c->comm, &c->size);
+    PMPI_Comm_rank(c->comm, &c->rank);
+    int p = c->size, nn = lane ? p : 1;
+    c->node_of = malloc(sizeof(int) * (size_t)p);
+    c->local_of = malloc(sizeof(int) * (size_t)p);
+    c->node_size = malloc(sizeof(int) * (size_t)nn);
+    c->node_leader = malloc(sizeof(int) * (size_t)nn);
+    if (!c->node_of || !c->local_of || !c->node_size || !c->node_leader) {
+        mc_ctx_free(c);
+        return MPI_ERR_NO_MEM;
+    }
+    for (int r = 0; r < p; r++) {
+        c->node_of[r] = lane ? r : 0;
+        c->local_of[r] = lane ? 0 : r;
+    }
+    for (int n = 0; n < nn; n++) {
+        c->node_size[n] = lane ? 1 : p;
+        c->node_leader[n] = n;
+    }
+    c->nnodes = nn;
+    c->node = c->node_of[c->rank];
+    c->local_rank = c->local_of[c->rank];
+    c->local_size = c->node_size[c->node];
+    c->leader = c->node_leader[c->node];
+    c->uniform_ppn = 1;
+    c->shm_failed = lane; /* one rank per node: no region, and no node communicator for one */
+    *out = c;
+    return MPI_SUCCESS;
 }
 
 /* Called before PMPI_Finalize so the predefined communicators' contexts are released while

@@ -49,6 +49,8 @@ typedef struct mc_ctx {
     struct mc_hier *hier;   /* two-level view (src/coll/hier), built on first use */
     struct mc_msel *msel;   /* model-built decisions (src/select/model.c), built on first use */
     struct mc_sel_memo *memo; /* remembered choices per collective (src/select/select.c) */
+    int derived;            /* a node or lane context (mc_ctx_derive): its communicators are
+                             * the parent's */
 } mc_ctx_t;
 
 /* Returns the context of comm, creating it on first use (collective on comm). */
@@ -56,6 +58,12 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out);
 /* The context when this thread used comm last and no context was freed since; else NULL.
  * No MPI call: the entry layer's fast path. */
 mc_ctx_t *mc_ctx_peek(MPI_Comm comm);
+/* The context of parent's node communicator (lane = 0) or lane communicator (lane = 1),
+ * from parent's tables: no communication, no communicator created. Not cached as an
+ * attribute: the owner (the two-level view) frees it with mc_ctx_free before the parent's
+ * communicators go. */
+int mc_ctx_derive(const mc_ctx_t *parent, int lane, mc_ctx_t **out);
+void mc_ctx_free(mc_ctx_t *c);
 void mc_ctx_release_predefined(void);
 
 /* ---------------------------------------------------------------- arguments */

@@ -12,18 +12,19 @@ int mc_hier_size(const mc_hier_t *h, int node)
 int mc_hier_ok(const mc_ctx_t *ctx, const mc_args_t *a)
 {
     (void)a;
-    return ctx->nnodes >= 2;
+    return ctx->nnodes >= 2 && ctx->lane_comm != MPI_COMM_NULL; /* a lane context has none */
 }
 
 void mc_hier_free(mc_hier_t *h)
 {
     if (!h) return;
+    mc_ctx_free(h->node);
+    mc_ctx_free(h->lane);
     free(h->rank_of);
     free(h);
 }
 
-/* The tables come from the context (no communication); the node and lane contexts are the
- * only collective part (each over its own communicator). */
+/* The tables and the node and lane contexts come from the context (no communication). */
 static int build(mc_ctx_t *ctx, mc_hier_t *h)
 {
     h->N = ctx->nnodes, h->n = ctx->node;
@@ -38,8 +39,8 @@ static int build(mc_ctx_t *ctx, mc_hier_t *h)
     for (size_t i = 0; i < (size_t)h->N * (size_t)h->Pmax; i++) h->rank_of[i] = -1;
     for (int r = 0; r < ctx->size; r++)
         h->rank_of[(size_t)ctx->node_of[r] * (size_t)h->Pmax + (size_t)ctx->local_of[r]] = r;
-    int rc = mc_ctx_get(ctx->node_comm, &h->node);
-    if (rc == MPI_SUCCESS) rc = mc_ctx_get(ctx->lane_comm, &h->lane);
+    int rc = mc_ctx_derive(ctx, 0, &h->node);
+    if (rc == MPI_SUCCESS) rc = mc_ctx_derive(ctx, 1, &h->lane);
     return rc;
 }
 

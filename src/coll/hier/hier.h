@@ -18,8 +18,8 @@ typedef struct mc_hier {
                        * that has local rank l (nodes in order) */
 } mc_hier_t;
 
-/* The view of ctx, built on first use: collective over ctx's communicator (every rank of it
- * must be entering the same algorithm, which selection guarantees). Freed with ctx. */
+/* The view of ctx, built on first use from ctx's tables (no communication, no communicator
+ * created: mc_ctx_derive). Freed with ctx. */
 int mc_hier_get(mc_ctx_t *ctx, const mc_hier_t **out);
 /* Comm rank of local rank `local` on node `node`, or -1 when that node has fewer ranks. */
 static inline int mc_hier_rank(const mc_hier_t *h, int node, int local)
