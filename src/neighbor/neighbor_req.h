@@ -17,9 +17,8 @@ struct mc_nb_req {
     MPI_Datatype *types; /* [plan.nmsg] owned block types */
     MPI_Request *list[MC_NB_NLIST];
     int nlist[MC_NB_NLIST];
-    int phase;   /* progress of the current iteration (MC_NB_IDLE: done) */
+    int phase;   /* progress of the current iteration (MC_NB_IDLE: done); under the engine's lock */
     int uactive; /* started and not yet completed by a wait/test call */
-    int freed;
     uint64_t starts;
     mcoll_neighbor_stats_t stats;
     mc_nb_req_t *hnext, *anext;
