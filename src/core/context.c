@@ -44,7 +44,7 @@ void mc_ctx_free(mc_ctx_t *c)
     mc_hier_free(c->hier); /* with the node and lane contexts it derived */
     if (!fin && !c->derived) {
         if (c->lane_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->lane_comm);
-        if (c->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&c->node_comm);
+        if (c->node_comm != MPI_COMM_NULL && c->node_comm != c->comm) PMPI_Comm_free(&c->node_comm);
         if (c->pcomm != MPI_COMM_NULL) PMPI_Comm_free(&c->pcomm);
     }
     mc_shm_free(c->shm);
@@ -57,10 +57,15 @@ void mc_ctx_free(mc_ctx_t *c)
     free(c);
 }
 
+/* The context of every communicator mcoll could not make its own communicators for (the MPI
+ * ran out of them: MPICH 4.0 has about 2048 context ids, Open MPI 4.1 64K): its collectives
+ * go to the native MPI, as they would without mcoll. Shared, never freed. */
+static mc_ctx_t native_marker = {.native = 1};
+
 static int delete_fn(MPI_Comm comm, int kv, void *attr, void *extra)
 {
     atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
-    mc_ctx_free(attr);
+    if (attr != &native_marker) mc_ctx_free(attr);
     return MPI_SUCCESS;
 }
 
@@ -70,21 +75,27 @@ static void create_keyval(void)
 }
 
 /* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
- * consecutive world ranks. Local ranks follow comm rank order (split key).
- * Every communicator mcoll creates is split from the whole of pcomm, never from a part of it:
- * with MPI_THREAD_MULTIPLE a creation over a subset, inside a collective of one thread, could
- * wait forever on the MPI's context-id agreement, which lets one creation at a time proceed
- * in each process (Open MPI 4.1 hung so with virtual nodes and threads on their own
- * communicators). A split of all of pcomm is ordered like any collective on the user's
- * communicator. */
+ * consecutive world ranks. Local ranks follow comm rank order (split key). On one node it is
+ * the user's communicator itself, which mcoll uses only for collectives (the region's set-up).
+ * Every communicator mcoll creates is split from the whole of the user's communicator, never
+ * from a part of it: with MPI_THREAD_MULTIPLE a creation over a subset, inside a collective
+ * of one thread, could wait forever on the MPI's context-id agreement, which lets one creation
+ * at a time proceed in each process (Open MPI 4.1 hung so with virtual nodes and threads on
+ * their own communicators). A split of all of it is ordered like any collective on it. */
 static int split_nodes(mc_ctx_t *c)
 {
-    MPI_Comm shm;
-    int k = mc_cfg()->vnode_size, rc;
-    rc = PMPI_Comm_split_type(c->pcomm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &shm);
-    if (rc != MPI_SUCCESS || k <= 0) {
+    MPI_Comm shm, comm = c->comm;
+    int k = mc_cfg()->vnode_size, rc, n = 0;
+    rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &shm);
+    if (rc != MPI_SUCCESS) return rc;
+    if (k <= 0) {
+        PMPI_Comm_size(shm, &n);
+        if (n == c->size) { /* one node (every rank sees it so) */
+            PMPI_Comm_free(&shm);
+            shm = comm;
+        }
         c->node_comm = shm;
-        return rc;
+        return MPI_SUCCESS;
     }
     /* a virtual node: same shared node (its lowest comm rank) and the same world rank / k;
      * its color is the lowest comm rank that has both */
@@ -95,14 +106,14 @@ static int split_nodes(mc_ctx_t *c)
     rc = PMPI_Allreduce(&c->rank, &mine[0], 1, MPI_INT, MPI_MIN, shm);
     PMPI_Comm_free(&shm);
     if (!all) return MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, c->pcomm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
     for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++)
         if (all[2 * r] == mine[0] && all[2 * r + 1] == mine[1]) {
             color = r;
             break;
         }
     free(all);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(c->pcomm, color, c->rank, &c->node_comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(comm, color, c->rank, &c->node_comm);
     return rc;
 }
 
@@ -123,7 +134,7 @@ static int build_tables(mc_ctx_t *c)
     int my_leader = c->rank;
     rc = PMPI_Allreduce(MPI_IN_PLACE, &my_leader, 1, MPI_INT, MPI_MIN, c->node_comm);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&my_leader, 1, MPI_INT, lead, 1, MPI_INT, c->pcomm);
+        rc = PMPI_Allgather(&my_leader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
     if (rc != MPI_SUCCESS) { free(lead); return rc; }
     c->nnodes = 0;
     for (int r = 0; r < p; r++) {
@@ -144,29 +155,42 @@ static int build_tables(mc_ctx_t *c)
     return MPI_SUCCESS;
 }
 
+/* mcoll's communicators for comm: a private duplicate for its point-to-point traffic
+ * (mc_ctx_p2p), and where comm spans nodes the node and lane splits. On one node nothing is
+ * created until a point-to-point algorithm first runs: shared-memory algorithms need no
+ * communicator of their own. The MPI's supply is finite (MPICH 4.0: 2046 live duplicates of
+ * the world natively; 511 under mcoll when each took three more). */
 static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
 {
     mc_ctx_t *c = calloc(1, sizeof *c);
     if (!c) return MPI_ERR_NO_MEM;
     c->comm = comm;
     c->pcomm = c->node_comm = c->lane_comm = MPI_COMM_NULL;
-    int rc = PMPI_Comm_dup(comm, &c->pcomm);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
+    PMPI_Comm_size(comm, &c->size);
+    PMPI_Comm_rank(comm, &c->rank);
+    int rc = split_nodes(c), ok, all = 0;
     if (rc == MPI_SUCCESS) {
-        PMPI_Comm_size(c->pcomm, &c->size);
-        PMPI_Comm_rank(c->pcomm, &c->rank);
-        rc = split_nodes(c);
-    }
-    if (rc == MPI_SUCCESS) {
-        PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
+        if (c->node_comm != comm) PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
         PMPI_Comm_rank(c->node_comm, &c->local_rank);
         PMPI_Comm_size(c->node_comm, &c->local_size);
         rc = build_tables(c);
     }
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, keyval, c);
-    if (rc != MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && c->nnodes > 1) rc = mc_ctx_p2p(c);
+    if (rc == MPI_SUCCESS && c->nnodes > 1) rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
+    /* Every rank takes the same way: out of communicators, all ranks' calls go native. */
+    ok = rc == MPI_SUCCESS;
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+    if (!all) {
         mc_ctx_free(c);
+        c = &native_marker;
+        static atomic_int warned;
+        if (!atomic_exchange(&warned, 1))
+            mc_warn("could not create mcoll's communicators for a communicator (error class %d on "
+                    "some rank; the MPI may have run out): its collectives use the native MPI", ok ? 0 : rc);
+    }
+    rc = PMPI_Comm_set_attr(comm, keyval, c);
+    if (rc != MPI_SUCCESS) {
+        if (c != &native_marker) mc_ctx_free(c);
         return rc;
     }
     *out = c;
@@ -196,6 +220,20 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
 {
     if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
     return ctx_lookup(comm, out);
+}
+
+int mc_ctx_p2p(mc_ctx_t *c)
+{
+    if (c->pcomm != MPI_COMM_NULL) return MPI_SUCCESS;
+    int rc = PMPI_Comm_dup(c->comm, &c->pcomm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_errhandler(c->pcomm, MPI_ERRORS_RETURN);
+    return rc;
+}
+
+int mc_ctx_native(MPI_Comm comm)
+{
+    mc_ctx_t *c;
+    return mc_ctx_get(comm, &c) != MPI_SUCCESS || c->native;
 }
 
 /* The node's context is one node of local_size ranks; the lane's, one rank per node. Both
@@ -262,6 +300,7 @@ int mcoll_comm_info(MPI_Comm comm, mcoll_comm_info_t *info)
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_ERR_COMM;
     int rc = mc_ctx_get(comm, &c);
     if (rc != MPI_SUCCESS) return rc;
+    if (c->native) return MPI_ERR_INTERN; /* mcoll has no view of it */
     *info = (mcoll_comm_info_t){.size = c->size, .rank = c->rank, .node = c->node,
                                 .nnodes = c->nnodes, .local_rank = c->local_rank,
                                 .local_size = c->local_size, .uniform_ppn = c->uniform_ppn,

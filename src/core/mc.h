@@ -33,7 +33,8 @@ int mc_coll_from_name(const char *name); /* -1 when unknown */
 /* One per user communicator, cached as an attribute and freed with it. */
 typedef struct mc_ctx {
     MPI_Comm comm;          /* the user's communicator (errors are raised on it) */
-    MPI_Comm pcomm;         /* private duplicate: all mcoll point-to-point traffic */
+    MPI_Comm pcomm;         /* private duplicate: all mcoll point-to-point traffic; on one
+                             * node made when first needed (mc_ctx_p2p), else MPI_COMM_NULL */
     int size, rank;
     /* node topology (real nodes via MPI_Comm_split_type, or virtual: MCOLL_VNODE_SIZE) */
     int nnodes, node, local_rank, local_size, leader, uniform_ppn;
@@ -41,8 +42,9 @@ typedef struct mc_ctx {
     int *local_of;          /* [size] local rank of every rank */
     int *node_size;         /* [nnodes] ranks on each node */
     int *node_leader;       /* [nnodes] comm rank of each node's local rank 0 */
-    MPI_Comm node_comm;     /* ranks of this node */
-    MPI_Comm lane_comm;     /* ranks with this local rank, one per node, ordered by node */
+    MPI_Comm node_comm;     /* ranks of this node; on one node comm itself (collectives only) */
+    MPI_Comm lane_comm;     /* ranks with this local rank, one per node, ordered by node;
+                             * MPI_COMM_NULL on one node */
     uint64_t explained[MC_NCOLL]; /* MCOLL_VERBOSE: size classes (log2 bytes) already explained */
     struct mc_shm *shm;     /* node region (src/shm), created on first use */
     int shm_failed;         /* creation failed or disabled: shm algorithms decline */
@@ -51,13 +53,22 @@ typedef struct mc_ctx {
     struct mc_sel_memo *memo; /* remembered choices per collective (src/select/select.c) */
     int derived;            /* a node or lane context (mc_ctx_derive): its communicators are
                              * the parent's */
+    int native;             /* mcoll's communicators could not be made: calls go to the
+                             * native MPI (a shared marker, no other field is set) */
 } mc_ctx_t;
 
-/* Returns the context of comm, creating it on first use (collective on comm). */
+/* Returns the context of comm, creating it on first use (collective on comm). A context
+ * with `native` set means: leave comm's collectives to the native MPI. */
 int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out);
 /* The context when this thread used comm last and no context was freed since; else NULL.
  * No MPI call: the entry layer's fast path. */
 mc_ctx_t *mc_ctx_peek(MPI_Comm comm);
+/* 1 when comm's collectives go to the native MPI (no context could be made; collective on
+ * comm at its first use, as mc_ctx_get). */
+int mc_ctx_native(MPI_Comm comm);
+/* Makes ctx->pcomm if it is not there yet: collective on ctx's communicator, so call it
+ * where every rank does (a point-to-point algorithm's start, chosen alike on every rank). */
+int mc_ctx_p2p(mc_ctx_t *ctx);
 /* The context of parent's node communicator (lane = 0) or lane communicator (lane = 1),
  * from parent's tables: no communication, no communicator created. Not cached as an
  * attribute: the owner (the two-level view) frees it with mc_ctx_free before the parent's
@@ -160,7 +171,8 @@ typedef struct mc_alg {
     mc_alg_fn fn;
     mc_alg_ok_fn ok;        /* NULL: always applicable (beyond flags) */
     mc_cost_fn cost;        /* Hockney-model time in seconds */
-    mc_dav_fn dav;          /* shared-memory algorithms: data-access volume, else NULL */
+    mc_dav_fn dav;          /* shared-memory algorithms: data-access volume; NULL: an
+                             * algorithm that sends on pcomm (mc_ctx_p2p before it runs) */
     unsigned flags;
 } mc_alg_t;
 

@@ -212,6 +212,8 @@ static int plan_and_choose(mc_nb_req_t *r, mc_nb_in_t *in, int forced)
 static int init_collective(mc_nb_req_t *r, mc_nb_in_t *in, MPI_Comm comm, MPI_Info info)
 {
     int forced, rc = mc_ctx_get(comm, &in->ctx);
+    if (rc == MPI_SUCCESS && in->ctx->native) rc = MPI_ERR_INTERN; /* no communicators left */
+    if (rc == MPI_SUCCESS) rc = mc_ctx_p2p(in->ctx);
     if (rc == MPI_SUCCESS) rc = options(info, &forced, &in->region_socket);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_dup(in->ctx->pcomm, &r->comm);
     if (rc != MPI_SUCCESS) return rc;
@@ -322,6 +324,12 @@ int mc_nb_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, MP
         in_free(&in);
         return 0;
     }
+    mc_ctx_t *ctx;
+    if (mc_ctx_get(comm, &ctx) != MPI_SUCCESS || ctx->native || mc_ctx_p2p(ctx) != MPI_SUCCESS) {
+        /* no communicators left */
+        in_free(&in);
+        return 0;
+    }
     options(MPI_INFO_NULL, &forced, &sock);
     if (forced > MCOLL_NEIGHBOR_STANDARD) {
         /* a forced locality-aware strategy: a one-shot plan (init cost every call) */
@@ -338,9 +346,7 @@ int mc_nb_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, MP
         if (*rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, *rc);
         return 1;
     }
-    mc_ctx_t *ctx;
-    *rc = mc_ctx_get(comm, &ctx);
-    if (*rc == MPI_SUCCESS) *rc = blocking_standard(&in, ctx->pcomm);
+    *rc = blocking_standard(&in, ctx->pcomm);
     in_free(&in);
     if (*rc != MPI_SUCCESS) PMPI_Comm_call_errhandler(comm, *rc);
     return 1;

@@ -174,14 +174,13 @@ static inline __attribute__((always_inline)) int run_alg(mc_ctx_t *ctx, MPI_Comm
 int mc_run_key(MPI_Comm comm, mc_args_t *a, const mc_key_t *k, int *rc)
 {
     mc_ctx_t *ctx;
-    *rc = mc_ctx_get(comm, &ctx);
-    if (*rc != MPI_SUCCESS) {
-        mc_raise(comm, *rc);
-        return 1;
-    }
+    /* no context: the native MPI takes the call (and raises its own error, if any) */
+    if (mc_ctx_get(comm, &ctx) != MPI_SUCCESS || ctx->native) return 0;
     int idx;
     const mc_alg_t *alg = mc_select(ctx, a, &idx, k);
     if (!alg) return 0;
+    /* every rank chose alg: its private communicator can be made here (out of them: native) */
+    if (!alg->dav && ctx->pcomm == MPI_COMM_NULL && mc_ctx_p2p(ctx) != MPI_SUCCESS) return 0;
     return run_alg(ctx, comm, alg, idx, a, rc);
 }
 

@@ -37,7 +37,7 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
     int status = MPI_UNDEFINED;
     if (mc_comm_ok(comm) && request && sendbuf != MPI_IN_PLACE &&
         PMPI_Topo_test(comm, &status) == MPI_SUCCESS && status == MPI_DIST_GRAPH &&
-        sendtype != MPI_DATATYPE_NULL && recvtype != MPI_DATATYPE_NULL)
+        sendtype != MPI_DATATYPE_NULL && recvtype != MPI_DATATYPE_NULL && !mc_ctx_native(comm))
         return mc_nb_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                           NULL, NULL, comm, info, request);
     return PMPI_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,

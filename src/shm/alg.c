@@ -1,7 +1,6 @@
 /* Glue between the algorithm registry and the node region. */
 #include "shm.h"
 #include "../core/config.h"
-#include <string.h>
 
 int mc_shm_alg_ok(const mc_ctx_t *ctx, const mc_args_t *a)
 {
@@ -14,7 +13,10 @@ static int run_fallback(mc_ctx_t *ctx, const mc_args_t *a)
 {
     for (int i = 0; i < mc_alg_count(a->coll); i++) {
         const mc_alg_t *alg = mc_alg_at(a->coll, i);
-        if (strncmp(alg->name, "shm", 3) && mc_alg_applicable(alg, ctx, a)) return alg->fn(ctx, a);
+        if (!alg->dav && mc_alg_applicable(alg, ctx, a)) {
+            int rc = mc_ctx_p2p(ctx); /* every rank is here: region creation agreed it failed */
+            return rc == MPI_SUCCESS ? alg->fn(ctx, a) : rc;
+        }
     }
     return MPI_ERR_INTERN;
 }
