@@ -184,9 +184,12 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
         mc_ctx_free(c);
         c = &native_marker;
         static atomic_int warned;
+        char why[MPI_MAX_ERROR_STRING] = "on another rank";
+        int len = 0;
+        if (!ok) PMPI_Error_string(rc, why, &len);
         if (!atomic_exchange(&warned, 1))
-            mc_warn("could not create mcoll's communicators for a communicator (error class %d on "
-                    "some rank; the MPI may have run out): its collectives use the native MPI", ok ? 0 : rc);
+            mc_warn("could not create mcoll's communicators for a communicator (%s): its collectives "
+                    "use the native MPI", why);
     }
     rc = PMPI_Comm_set_attr(comm, keyval, c);
     if (rc != MPI_SUCCESS) {
