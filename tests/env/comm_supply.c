@@ -14,7 +14,8 @@
  * it makes one for each communicator where such an algorithm ran, across nodes (virtual:
  * MCOLL_VNODE_SIZE) three for each (duplicate, node, lane), and the program's and mcoll's
  * together must use the whole supply. After the supply ran out, the calls on communicators mcoll could
- * not serve count as fallbacks and still give the right answer. */
+ * not serve count as fallbacks and still give the right answer, and so do point-to-point
+ * calls, repeated, on a communicator mcoll served before the supply ran out. */
 #include "mcoll.h"
 #include <mpi.h>
 #include <stdio.h>
@@ -70,9 +71,24 @@ int main(int argc, char **argv)
     int n1 = fill(c, max, 1, 0);
     for (int i = 0; i < n1; i++) PMPI_Comm_free(&c[i]);
 
+    /* a communicator whose context exists before the supply runs out, with no duplicate yet
+     * on one node: point-to-point calls on it afterwards (repeated: the remembered choice)
+     * must go native, not run without their communicator */
+    MPI_Comm early;
+    MPI_Comm_dup(MPI_COMM_WORLD, &early);
+    double one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_DOUBLE, MPI_SUM, early);
     mcoll_stats_t before, after;
     mcoll_stats_get("allreduce", &before);
     int n2 = fill(c, max, 0, p2p_every);
+    mcoll_set_alg("bcast", "binomial");
+    for (int i = 0; i < 3; i++) {
+        double b = rank == 0 ? 7.0 + i : -1;
+        int rc = MPI_Bcast(&b, 1, MPI_DOUBLE, 0, early);
+        if (rc != MPI_SUCCESS) fail("point-to-point bcast after the supply returned an error", -2, rc, MPI_SUCCESS);
+        else if (b != 7.0 + i) fail("point-to-point bcast after the supply", -2, b, 7.0 + i);
+    }
+    mcoll_set_alg("bcast", "auto");
     mcoll_stats_get("allreduce", &after);
     /* mcoll's own: three per communicator across nodes; on one node one for each where a
      * point-to-point algorithm ran (every K-th), none otherwise. Together with the program's
@@ -86,6 +102,7 @@ int main(int argc, char **argv)
     }
     unsigned long long fb = (unsigned long long)(after.fallback - before.fallback);
     for (int i = 0; i < n2; i++) MPI_Comm_free(&c[i]);
+    MPI_Comm_free(&early);
     /* everything still works */
     double x = 1, y = 0;
     if (MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS || y != size)
