@@ -40,7 +40,10 @@ const char *mcoll_alg_doc(const char *coll, int i);
  * path, a pipe run direct on a far node) do not change it. */
 const char *mcoll_last_alg(const char *coll);
 
-/* Topology as mcoll sees a communicator (nodes may be virtual: MCOLL_VNODE_SIZE). */
+/* Topology as mcoll sees a communicator (nodes may be virtual: MCOLL_VNODE_SIZE).
+ * MPI_ERR_INTERN when mcoll leaves comm to the native MPI because it could not make its own
+ * communicators for it (the MPI had none left); mcoll_neighbor_alltoallv_init returns the
+ * same there. */
 typedef struct mcoll_comm_info {
     int size, rank;
     int node, nnodes;        /* this rank's node index (0..nnodes-1, ordered by lowest rank) */
