@@ -27,9 +27,9 @@ static _Atomic int nreq;
  * MPI_THREAD_MULTIPLE threads pass at once. Only non-blocking MPI calls run under it
  * (Startall, Testall); a wait blocks in PMPI_Waitall only where no other thread may call MPI
  * (below MPI_THREAD_MULTIPLE), else it polls, so no thread's progress waits for another's
- * blocked peers. Below MPI_THREAD_MULTIPLE the lock is skipped: one thread calls MPI at a
- * time, and the application orders those calls (the pair cost 1-3 % of a 0.85 us iteration
- * of a 2-rank stencil). */
+ * blocked peers. Below MPI_THREAD_MULTIPLE the lock is skipped (one thread calls MPI at a
+ * time, and the application orders those calls): taken always, it cost 1-3 % of a 0.85 us
+ * iteration of a 2-rank stencil. */
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static mc_nb_req_t *active_head; /* requests started and not yet complete */
 static int nactive;

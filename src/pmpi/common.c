@@ -192,7 +192,9 @@ int mc_run_again(MPI_Comm comm, mc_coll_t c, const mc_key_t *k, int *rc)
     const mc_args_t *a;
     int idx;
     const mc_alg_t *alg = ctx ? mc_select_again(ctx, c, k, &a, &idx) : NULL;
-    if (!alg || (!alg->dav && ctx->pcomm == MPI_COMM_NULL)) return 0; /* (its duplicate failed) */
+    /* a point-to-point choice whose duplicate could not be made: the full way tries again
+     * (mc_run_key), once on every rank whichever way it came, so not here */
+    if (!alg || (!alg->dav && ctx->pcomm == MPI_COMM_NULL)) return 0;
     mc_args_t copy = *a; /* the memo may change under a nested call */
     mc_stats_repeat(c);
     return run_alg(ctx, comm, alg, idx, &copy, rc);
