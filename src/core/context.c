@@ -117,27 +117,22 @@ static int split_nodes(mc_ctx_t *c)
     return rc;
 }
 
-/* Every rank learns every rank's leader (lowest comm rank of its node); nodes are numbered
- * in order of their leaders, so node indices agree on all ranks. */
-static int build_tables(mc_ctx_t *c)
+static int alloc_tables(mc_ctx_t *c)
 {
-    int p = c->size, rc;
-    int *lead = malloc(sizeof(int) * (size_t)p);
-    c->node_of = malloc(sizeof(int) * (size_t)p);
-    c->local_of = malloc(sizeof(int) * (size_t)p);
-    c->node_size = calloc((size_t)p, sizeof(int));
-    c->node_leader = malloc(sizeof(int) * (size_t)p);
-    if (!lead || !c->node_of || !c->local_of || !c->node_size || !c->node_leader) {
-        free(lead);
-        return MPI_ERR_NO_MEM;
-    }
-    int my_leader = c->rank;
-    rc = PMPI_Allreduce(MPI_IN_PLACE, &my_leader, 1, MPI_INT, MPI_MIN, c->node_comm);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&my_leader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
-    if (rc != MPI_SUCCESS) { free(lead); return rc; }
+    size_t p = (size_t)c->size;
+    c->node_of = malloc(sizeof(int) * p);
+    c->local_of = malloc(sizeof(int) * p);
+    c->node_size = calloc(p, sizeof(int));
+    c->node_leader = malloc(sizeof(int) * p);
+    return c->node_of && c->local_of && c->node_size && c->node_leader;
+}
+
+/* The tables from every rank's leader (lowest comm rank of its node); nodes are numbered in
+ * order of their leaders, so node indices agree on all ranks. */
+static void fill_tables(mc_ctx_t *c, const int *lead)
+{
     c->nnodes = 0;
-    for (int r = 0; r < p; r++) {
+    for (int r = 0; r < c->size; r++) {
         if (lead[r] == r) {
             c->node_leader[c->nnodes] = r;
             c->node_of[r] = c->nnodes++;
@@ -146,20 +141,84 @@ static int build_tables(mc_ctx_t *c)
         }
         c->local_of[r] = c->node_size[c->node_of[r]]++;
     }
-    free(lead);
     c->node = c->node_of[c->rank];
     c->leader = c->node_leader[c->node];
+    c->local_rank = c->local_of[c->rank];
+    c->local_size = c->node_size[c->node];
     c->uniform_ppn = 1;
     for (int n = 1; n < c->nnodes; n++)
         if (c->node_size[n] != c->node_size[0]) c->uniform_ppn = 0;
-    return MPI_SUCCESS;
+}
+
+/* The collective way: the node communicator, then every rank's leader from it. */
+static int leaders_by_split(mc_ctx_t *c, int *lead)
+{
+    int rc = split_nodes(c);
+    if (rc != MPI_SUCCESS) return rc;
+    if (c->node_comm != c->comm) PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
+    int my_leader = c->rank;
+    rc = PMPI_Allreduce(MPI_IN_PLACE, &my_leader, 1, MPI_INT, MPI_MIN, c->node_comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(&my_leader, 1, MPI_INT, lead, 1, MPI_INT, c->comm);
+    return rc;
+}
+
+/* Which node every process of MPI_COMM_WORLD is on does not depend on the communicator, so it
+ * is learned once: world_key[w] is the world rank of w's node leader, taken from the first
+ * context made the collective way for a communicator congruent with the world. A later
+ * communicator's leaders then need no communication (MPI_Comm_split_type alone cost 9 of the
+ * 57 us mcoll added to a fresh communicator's first 8-byte allreduce at 2 ranks). */
+static int *_Atomic world_key;
+static int world_size;
+static _Atomic uint64_t made, made_by_table; /* contexts (mcoll_setup_stats) */
+
+static void learn_world(const mc_ctx_t *c)
+{
+    int same = MPI_UNEQUAL;
+    if (atomic_load(&world_key) || PMPI_Comm_compare(c->comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
+        (same != MPI_IDENT && same != MPI_CONGRUENT))
+        return;
+    int *key = malloc(sizeof(int) * (size_t)c->size), *none = NULL;
+    if (!key) return;
+    for (int r = 0; r < c->size; r++) key[r] = c->node_leader[c->node_of[r]];
+    world_size = c->size;
+    if (!atomic_compare_exchange_strong(&world_key, &none, key)) free(key);
+}
+
+/* The leaders from world_key: 0 when it is not known yet or a rank of comm is not in this
+ * process's MPI_COMM_WORLD (dynamic processes: then every rank has one not in its own). */
+static int leaders_by_table(const mc_ctx_t *c, int *lead)
+{
+    int *key = atomic_load(&world_key), p = c->size, ok = key != NULL;
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int *w = ok ? malloc(sizeof(int) * 2 * (size_t)p) : NULL;
+    int *first = ok ? malloc(sizeof(int) * (size_t)world_size) : NULL;
+    ok = w && first && PMPI_Comm_group(c->comm, &g) == MPI_SUCCESS &&
+         PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
+    for (int r = 0; ok && r < p; r++) w[p + r] = r;
+    ok = ok && PMPI_Group_translate_ranks(g, p, w + p, wg, w) == MPI_SUCCESS;
+    for (int i = 0; ok && i < world_size; i++) first[i] = -1;
+    for (int r = 0; ok && r < p; r++) {
+        ok = w[r] >= 0 && w[r] < world_size; /* not MPI_UNDEFINED */
+        if (!ok) break;
+        int k = key[w[r]];
+        if (first[k] < 0) first[k] = r;
+        lead[r] = first[k];
+    }
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    free(w);
+    free(first);
+    return ok;
 }
 
 /* mcoll's communicators for comm: a private duplicate for its point-to-point traffic
  * (mc_ctx_p2p), and where comm spans nodes the node and lane splits. On one node nothing is
  * created until a point-to-point algorithm first runs: shared-memory algorithms need no
  * communicator of their own. The MPI's supply is finite (MPICH 4.0: 2046 live duplicates of
- * the world natively; 511 under mcoll when each took three more). */
+ * the world natively; 511 under mcoll when each took three more).
+ * Every rank takes the same way, agreed by one allreduce: the leaders from world_key, or the
+ * collective way; out of memory or communicators, all ranks' calls go native. On one node by
+ * world_key nothing can fail after that allreduce, so it is the only one. */
 static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
 {
     mc_ctx_t *c = calloc(1, sizeof *c);
@@ -168,29 +227,47 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     c->pcomm = c->node_comm = c->lane_comm = MPI_COMM_NULL;
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
-    int rc = split_nodes(c), ok, all = 0;
-    if (rc == MPI_SUCCESS) {
-        if (c->node_comm != comm) PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
-        PMPI_Comm_rank(c->node_comm, &c->local_rank);
-        PMPI_Comm_size(c->node_comm, &c->local_size);
-        rc = build_tables(c);
+    int *lead = malloc(sizeof(int) * (size_t)c->size), rc = MPI_SUCCESS;
+    int mine[2] = {lead && alloc_tables(c), 0}, way[2] = {0, 0};
+    if (mine[0]) mine[1] = leaders_by_table(c, lead);
+    if (PMPI_Allreduce(mine, way, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) way[0] = 0;
+    int ok = way[0], all = way[0], by_table = way[1];
+    if (ok && by_table) {
+        fill_tables(c, lead);
+        c->node_comm = comm;
+        if (c->nnodes > 1) {
+            rc = PMPI_Comm_split(comm, c->leader, c->rank, &c->node_comm);
+            if (rc == MPI_SUCCESS) PMPI_Comm_set_errhandler(c->node_comm, MPI_ERRORS_RETURN);
+        }
+    } else if (ok) {
+        rc = leaders_by_split(c, lead);
+        if (rc == MPI_SUCCESS) {
+            fill_tables(c, lead);
+            learn_world(c);
+        }
     }
-    if (rc == MPI_SUCCESS && c->nnodes > 1) rc = mc_ctx_p2p(c);
-    if (rc == MPI_SUCCESS && c->nnodes > 1) rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
-    /* Every rank takes the same way: out of communicators, all ranks' calls go native. */
-    ok = rc == MPI_SUCCESS;
-    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+    free(lead);
+    if (ok && c->nnodes > 1 && rc == MPI_SUCCESS) rc = mc_ctx_p2p(c);
+    if (ok && c->nnodes > 1 && rc == MPI_SUCCESS)
+        rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
+    if (ok && !(by_table && c->nnodes == 1)) {
+        ok = rc == MPI_SUCCESS;
+        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+    }
     if (!all) {
+        if (!mine[0]) rc = MPI_ERR_NO_MEM;
         mc_ctx_free(c);
         c = &native_marker;
         static atomic_int warned;
         char why[MPI_MAX_ERROR_STRING] = "on another rank";
         int len = 0;
-        if (!ok) PMPI_Error_string(rc, why, &len);
+        if (rc != MPI_SUCCESS) PMPI_Error_string(rc, why, &len);
         if (!atomic_exchange(&warned, 1))
             mc_warn("could not create mcoll's communicators for a communicator (%s): its collectives "
                     "use the native MPI", why);
     }
+    atomic_fetch_add(&made, 1);
+    if (all && by_table) atomic_fetch_add(&made_by_table, 1);
     rc = PMPI_Comm_set_attr(comm, keyval, c);
     if (rc != MPI_SUCCESS) {
         if (c != &native_marker) mc_ctx_free(c);
@@ -223,6 +300,12 @@ int mc_ctx_get(MPI_Comm comm, mc_ctx_t **out)
 {
     if ((*out = mc_ctx_peek(comm))) return MPI_SUCCESS;
     return ctx_lookup(comm, out);
+}
+
+void mc_ctx_counts(uint64_t *contexts, uint64_t *by_table)
+{
+    *contexts = atomic_load(&made);
+    *by_table = atomic_load(&made_by_table);
 }
 
 int mc_ctx_p2p(mc_ctx_t *c)

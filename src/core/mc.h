@@ -76,6 +76,9 @@ int mc_ctx_p2p(mc_ctx_t *ctx);
 int mc_ctx_derive(const mc_ctx_t *parent, int lane, mc_ctx_t **out);
 void mc_ctx_free(mc_ctx_t *c);
 void mc_ctx_release_predefined(void);
+/* Contexts made (native markers included), and those whose node layout came from the table of
+ * MPI_COMM_WORLD's nodes without communication (mcoll_setup_stats). */
+void mc_ctx_counts(uint64_t *contexts, uint64_t *by_table);
 
 /* ---------------------------------------------------------------- arguments */
 /* The entry layer (src/pmpi) validates the user's call and normalizes it into mc_args_t.
