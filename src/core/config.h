@@ -26,6 +26,7 @@ typedef struct mc_config {
     /* shared-memory engine */
     int shm;                    /* 0: never create node regions (shm algorithms decline) */
     long shm_size;              /* data area of a node region, bytes */
+    int shm_pool;               /* idle regions kept for reuse per process (region.c) */
     char shm_path[8];           /* auto | copy | cma | zero */
     char shm_cma_fast[8];       /* auto | 1 | 0: posted ordinary buffers fast by CMA (huge pages) */
     long shm_cache;             /* cache capacity C for adaptive copies, 0 = from hwloc */

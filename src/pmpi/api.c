@@ -2,6 +2,7 @@
 #include "../core/config.h"
 #include "../core/stats.h"
 #include "../select/select.h"
+#include "../shm/shm.h"
 #include "mcoll.h"
 #include <string.h>
 
@@ -57,5 +58,6 @@ int MPI_Finalize(void)
 {
     if (mc_cfg()->stats) mc_stats_report();
     mc_ctx_release_predefined();
+    mc_shm_pool_close();
     return PMPI_Finalize();
 }

@@ -4,7 +4,10 @@
  * /proc/<leader>/fd/<n>, so the region never has a name: nothing is left in /dev/shm, even
  * when a rank is killed. Where memfd or /proc access is refused, a named POSIX segment is
  * used and unlinked as soon as every local rank has attached (a rank killed in between is
- * the only way to leave it behind). */
+ * the only way to leave it behind).
+ *
+ * A freed communicator's region waits in a per-process pool for the next communicator with
+ * the same local ranks (pool_offer below). */
 #define _GNU_SOURCE
 #include "shm.h"
 #include "../core/config.h"
@@ -12,6 +15,8 @@
 #include "../core/topo.h"
 #include "../select/select.h"
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -78,7 +83,13 @@ static int create_fd(size_t len, int named, char *name, size_t namelen)
     return fd;
 }
 
-typedef struct { int pid, fd, ok; char name[40]; } announce_t;
+typedef struct { int pid, fd, ok; uint64_t id; char name[40]; } announce_t;
+
+/* What a rank brings to a new region's set-up: its pid, whether it could allocate its side,
+ * and the ids of up to MC_POOL_OFFER idle regions of its pool it could take over (0: none). */
+#define MC_POOL_MAX 16
+#define MC_POOL_OFFER 4
+typedef struct { int64_t pid; int64_t ok; uint64_t id[MC_POOL_OFFER]; } offer_t;
 
 /* Every rank maps the leader's segment; returns the mapping or NULL. */
 static char *attach(const announce_t *an, int leader, size_t len, int own_fd)
@@ -130,19 +141,22 @@ static int build_sockets(mc_shm_t *sh, MPI_Comm node)
 
 /* Collective over the node: every rank maps the leader's segment (memfd through /proc, or
  * named). Returns the mapping, NULL on every rank when any rank failed. */
-static int map_region(mc_ctx_t *ctx, size_t len, int named, char **base)
+static int map_region(mc_ctx_t *ctx, size_t len, int named, char **base, uint64_t *id)
 {
     MPI_Comm node = ctx->node_comm;
     int leader = ctx->local_rank == 0, fd = -1, ok, all_ok, rc;
     announce_t an = {0};
     if (leader) {
+        static _Atomic uint32_t serial;
         fd = create_fd(len, named, an.name, sizeof an.name);
         an.pid = (int)getpid();
         an.fd = fd;
         an.ok = fd >= 0;
+        an.id = (uint64_t)(uint32_t)an.pid << 32 | ++serial; /* the leader's pid is in the region's pids */
     }
     rc = PMPI_Bcast(&an, (int)sizeof an, MPI_BYTE, 0, node);
     if (rc != MPI_SUCCESS) return rc;
+    *id = an.id;
     *base = an.ok ? attach(&an, leader, len, fd) : NULL;
     ok = *base != NULL;
     rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
@@ -156,8 +170,8 @@ static int map_region(mc_ctx_t *ctx, size_t len, int named, char **base)
     return rc;
 }
 
-/* Collective over the node: map the region, learn pids, sockets and CMA. */
-static int create(mc_ctx_t *ctx, mc_shm_t *sh)
+/* Collective over the node: map the region, learn sockets and CMA (pids: from the offers). */
+static int create(mc_ctx_t *ctx, mc_shm_t *sh, const offer_t *offers)
 {
     MPI_Comm node = ctx->node_comm;
     size_t data_len = round_up((size_t)(mc_cfg()->shm_size > 0 ? mc_cfg()->shm_size : 1 << 20), 4096);
@@ -165,8 +179,8 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
     sh->p = ctx->local_size;
     sh->r = ctx->local_rank;
     /* a peer may be refused /proc/<leader>/fd (e.g. an undumpable leader): then a name */
-    int rc = map_region(ctx, len, 0, &sh->base);
-    if (rc == MPI_SUCCESS && !sh->base) rc = map_region(ctx, len, 1, &sh->base);
+    int rc = map_region(ctx, len, 0, &sh->base, &sh->id);
+    if (rc == MPI_SUCCESS && !sh->base) rc = map_region(ctx, len, 1, &sh->base, &sh->id);
     if (rc != MPI_SUCCESS || !sh->base) {
         if (rc == MPI_SUCCESS) mc_warn("node shared memory unavailable: shm algorithms disabled");
         return rc;
@@ -177,9 +191,7 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
     sh->fan.seen = calloc((size_t)sh->p, sizeof(uint64_t));
     for (int i = 0; i < MC_FAN_RING; i++) sh->fan_root[i] = -1;
     if (!sh->pids || !sh->seen_done || !sh->fan.seen) rc = MPI_ERR_NO_MEM;
-    pid_t me = getpid();
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, sh->pids, (int)sizeof me, MPI_BYTE, node);
+    for (int i = 0; sh->pids && i < sh->p; i++) sh->pids[i] = (pid_t)offers[i].pid;
     if (rc == MPI_SUCCESS) rc = build_sockets(sh, node);
     if (rc == MPI_SUCCESS) sh->cma = mc_cma_probe(sh, node);
     if (rc != MPI_SUCCESS) {
@@ -187,6 +199,136 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh)
         sh->base = NULL;
     }
     return rc;
+}
+
+/* ---------------------------------------------------------------- pool of idle regions */
+/* Mapping a region costs about 30 us at 2 ranks here (memfd, mmap and first touches, the CMA
+ * probe, four collectives) and unmapping it 9 us, against 7 us for a whole MPI_Comm_dup, 8-byte
+ * MPI_Allreduce and MPI_Comm_free natively. So a freed communicator's region is kept, and the
+ * next communicator whose local ranks are the same processes in the same order takes it over
+ * when every one of them offers it. That is safe: a rank offers a region only once it freed
+ * the communicator that used it, it is reserved meanwhile (no other thread offers it), and the
+ * region is in the state the next call on the old communicator would have found, so its
+ * sequence numbers simply go on. What the ranks learned there (trials, distance) is reset. */
+static struct {
+    pthread_mutex_t lock;
+    mc_shm_t *idle[MC_POOL_MAX]; /* oldest first */
+    int n, closed;
+    uint64_t created, reused;
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void destroy(mc_shm_t *sh)
+{
+    if (!sh) return;
+    if (sh->base) munmap(sh->base, sh->len);
+    free(sh->pids);
+    free(sh->seen_done);
+    free(sh->fan.seen);
+    free(sh->sock_of);
+    free(sh->sock_first);
+    free(sh->sock_rank);
+    free(sh);
+}
+
+static void pool_put(mc_shm_t *sh)
+{
+    mc_shm_t *evict = sh;
+    int limit = mc_cfg()->shm_pool < MC_POOL_MAX ? mc_cfg()->shm_pool : MC_POOL_MAX;
+    pthread_mutex_lock(&pool.lock);
+    if (!pool.closed && limit > 0) {
+        evict = NULL;
+        if (pool.n >= limit) {
+            evict = pool.idle[0];
+            memmove(pool.idle, pool.idle + 1, sizeof *pool.idle * (size_t)--pool.n);
+        }
+        pool.idle[pool.n++] = sh;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    destroy(evict);
+}
+
+/* Takes out of the pool, newest first, the regions this process could hold as local rank r
+ * of p: they are offered to the other ranks, and reserved until the choice is made. */
+static int pool_reserve(int p, int r, mc_shm_t **mine, offer_t *o)
+{
+    int n = 0;
+    pid_t me = getpid(); /* a forked child never offers its parent's */
+    pthread_mutex_lock(&pool.lock);
+    for (int i = pool.n - 1; i >= 0 && n < MC_POOL_OFFER; i--) {
+        mc_shm_t *sh = pool.idle[i];
+        if (sh->p != p || sh->r != r || sh->pids[r] != me) continue;
+        o->id[n] = sh->id;
+        mine[n++] = sh;
+        memmove(pool.idle + i, pool.idle + i + 1, sizeof *pool.idle * (size_t)(pool.n - i - 1));
+        pool.n--;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return n;
+}
+
+/* The first of rank 0's offers that every rank made (the same answer on every rank: a region
+ * offered by local rank i holds the pid of rank i at i, so its pids are the offers'). */
+static mc_shm_t *pool_choose(int p, const offer_t *all, mc_shm_t **mine, int n)
+{
+    for (int k = 0; k < MC_POOL_OFFER && all[0].id[k]; k++) {
+        uint64_t id = all[0].id[k];
+        int everyone = 1;
+        for (int i = 1; i < p && everyone; i++) {
+            everyone = 0;
+            for (int j = 0; j < MC_POOL_OFFER; j++) everyone |= all[i].id[j] == id;
+        }
+        for (int j = 0; everyone && j < n; j++)
+            if (mine[j]->id == id) return mine[j];
+    }
+    return NULL;
+}
+
+/* Collective over the node: every rank offers its reserved regions and its pid; returns the
+ * region every rank offered (the others go back to the pool), or NULL. *all_ok: every rank
+ * allocated its side of a new region (fresh, which it keeps only when none is taken over). */
+static int pool_offer(mc_ctx_t *ctx, offer_t *all, mc_shm_t **fresh, mc_shm_t **out, int *all_ok)
+{
+    mc_shm_t *mine[MC_POOL_OFFER];
+    offer_t o = {.pid = getpid(), .ok = *fresh != NULL};
+    int n = pool_reserve(ctx->local_size, ctx->local_rank, mine, &o);
+    int rc = PMPI_Allgather(&o, (int)sizeof o, MPI_BYTE, all, (int)sizeof o, MPI_BYTE, ctx->node_comm);
+    *out = rc == MPI_SUCCESS ? pool_choose(ctx->local_size, all, mine, n) : NULL;
+    *all_ok = rc == MPI_SUCCESS;
+    for (int i = 0; i < ctx->local_size && *all_ok; i++) *all_ok = all[i].ok != 0;
+    for (int j = n - 1; j >= 0; j--)
+        if (mine[j] != *out) pool_put(mine[j]);
+    if (*out || !*all_ok) {
+        free(*fresh);
+        *fresh = NULL;
+    }
+    return rc;
+}
+
+/* The state a region starts with, on its own communicator or another's. */
+static void start_afresh(mc_shm_t *sh)
+{
+    memset(&sh->xlat, 0, sizeof *sh - offsetof(mc_shm_t, xlat));
+    sh->trial_last = -1;
+}
+
+void mc_shm_pool_close(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    pool.closed = 1;
+    int n = pool.n;
+    mc_shm_t *idle[MC_POOL_MAX];
+    memcpy(idle, pool.idle, sizeof *idle * (size_t)n);
+    pool.n = 0;
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 0; i < n; i++) destroy(idle[i]);
+}
+
+void mc_shm_region_counts(uint64_t *created, uint64_t *reused)
+{
+    pthread_mutex_lock(&pool.lock);
+    *created = pool.created;
+    *reused = pool.reused;
+    pthread_mutex_unlock(&pool.lock);
 }
 
 int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
@@ -198,28 +340,37 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
         ctx->shm_failed = 1;
         return MPI_SUCCESS;
     }
-    mc_shm_t *sh = calloc(1, sizeof *sh);
-    if (!sh) return MPI_ERR_NO_MEM;
-    sh->trial_last = -1;
-    int rc = create(ctx, sh);
-    if (rc != MPI_SUCCESS || !sh->base) {
-        mc_shm_free(sh);
+    offer_t all[ctx->local_size];
+    mc_shm_t *sh, *fresh = calloc(1, sizeof *fresh);
+    int all_ok, rc = pool_offer(ctx, all, &fresh, &sh, &all_ok);
+    if (rc == MPI_SUCCESS && sh) {
+        start_afresh(sh);
+        pthread_mutex_lock(&pool.lock);
+        pool.reused++;
+        pthread_mutex_unlock(&pool.lock);
+        *out = ctx->shm = sh;
+        return MPI_SUCCESS;
+    }
+    if (!fresh) { /* every rank knows: a rank could not allocate (callers then decline) */
         ctx->shm_failed = 1;
         return rc;
     }
+    sh = fresh;
+    start_afresh(sh);
+    rc = create(ctx, sh, all);
+    if (rc != MPI_SUCCESS || !sh->base) {
+        destroy(sh);
+        ctx->shm_failed = 1;
+        return rc;
+    }
+    pthread_mutex_lock(&pool.lock);
+    pool.created++;
+    pthread_mutex_unlock(&pool.lock);
     *out = ctx->shm = sh;
     return MPI_SUCCESS;
 }
 
 void mc_shm_free(mc_shm_t *sh)
 {
-    if (!sh) return;
-    if (sh->base) munmap(sh->base, sh->len);
-    free(sh->pids);
-    free(sh->seen_done);
-    free(sh->fan.seen);
-    free(sh->sock_of);
-    free(sh->sock_first);
-    free(sh->sock_rank);
-    free(sh);
+    if (sh) pool_put(sh);
 }

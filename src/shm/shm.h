@@ -124,6 +124,7 @@ typedef struct mc_shm {
     int p, r;                /* local size, local rank */
     char *base;              /* mapping of the whole region */
     size_t len;
+    uint64_t id;             /* the same on every local rank, unique on the node (region.c) */
     mc_flag_t *flags;        /* [MC_NFLAGS][p]; kind MC_F_STEP unused (the ring below) */
     char *step;              /* [p][MC_RING] STEP lines, MC_STEP_SLOT bytes apart */
     uint64_t *seen_done;     /* [p] last DONE value read from every rank (fewer line misses) */
@@ -143,6 +144,9 @@ typedef struct mc_shm {
     int *sock_of;            /* [p] socket of every local rank */
     int *sock_first;         /* [nsock+1] local ranks of socket s: sock_rank[sock_first[s]..] */
     int *sock_rank;          /* [p] local ranks grouped by socket, ascending within */
+    /* What the ranks learned about the node, from here to the end: a communicator that takes
+     * the region over from the pool (region.c) starts afresh, as on a region of its own.
+     * Everything above continues: the sequence numbers go on from the last call. */
     uint32_t xlat[MC_XLAT_N]; /* last line-fetch latencies, ns (mc_shm_xlat_add) */
     uint64_t nxlat;          /* samples taken */
     int far;                 /* the last answer of mc_shm_far (its log reports changes) */
@@ -163,7 +167,8 @@ typedef struct mc_shm {
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */
-/* The region of ctx's node, created on first use (collective over the node's ranks).
+/* The region of ctx's node, created on first use (collective over the node's ranks), or taken
+ * over from the pool when every local rank holds the same idle one there.
  * Returns MPI_SUCCESS with *out NULL when shared memory is unavailable: callers decline. */
 int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out);
 static inline int mc_shm_get(mc_ctx_t *ctx, mc_shm_t **out)
@@ -171,7 +176,12 @@ static inline int mc_shm_get(mc_ctx_t *ctx, mc_shm_t **out)
     if ((*out = ctx->shm)) return MPI_SUCCESS;
     return mc_shm_create(ctx, out);
 }
+/* The context of sh is freed: the region goes to the pool (MCOLL_SHM_POOL), or is unmapped. */
 void mc_shm_free(mc_shm_t *sh);
+/* MPI_Finalize: unmaps the pooled regions; later frees unmap at once. */
+void mc_shm_pool_close(void);
+/* Regions this process mapped anew, and took over from the pool (mcoll_setup_stats). */
+void mc_shm_region_counts(uint64_t *created, uint64_t *reused);
 
 static inline mc_flag_t *mc_flag(mc_shm_t *sh, int kind, int rank)
 {
