@@ -71,6 +71,17 @@ int mcoll_stats_get(const char *coll, mcoll_stats_t *out);
 uint64_t mcoll_stats_alg_calls(const char *coll, const char *alg);
 void mcoll_stats_reset(void);
 
+/* Set-up work of this process since MPI_Init (deterministic: for tests and for programs that
+ * make many communicators). contexts: communicators mcoll built its view of (at their first
+ * collective); contexts_by_table: of those, the ones whose nodes came from what an earlier
+ * communicator congruent with MPI_COMM_WORLD found, with no communication; regions_created:
+ * node regions mapped anew; regions_reused: regions taken over from freed communicators with
+ * the same local ranks (MCOLL_SHM_POOL). */
+typedef struct mcoll_setup_stats {
+    uint64_t contexts, contexts_by_table, regions_created, regions_reused;
+} mcoll_setup_stats_t;
+void mcoll_setup_stats(mcoll_setup_stats_t *out);
+
 /* Node-shared heap: memory every rank of the node maps once, so collectives on buffers from
  * it copy directly between processes (zero copy, no system call per operation).
  * MPI_Alloc_mem returns the same memory, and so does malloc() for blocks of MCOLL_MALLOC_MIN

@@ -54,6 +54,14 @@ const char *mcoll_alg_doc(const char *coll, int i)
     return a ? a->doc : NULL;
 }
 
+void mcoll_setup_stats(mcoll_setup_stats_t *out)
+{
+    if (!out) return;
+    *out = (mcoll_setup_stats_t){0};
+    mc_ctx_counts(&out->contexts, &out->contexts_by_table);
+    mc_shm_region_counts(&out->regions_created, &out->regions_reused);
+}
+
 int MPI_Finalize(void)
 {
     if (mc_cfg()->stats) mc_stats_report();
