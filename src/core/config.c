@@ -34,7 +34,7 @@ static const mc_cfg_var_t vars[] = {
     RADIX_VARS("REDUCE", "reduce")
     {"MCOLL_SHM", MC_CFG_BOOL, "1", "0: no node shared-memory regions (the shm_* algorithms decline)"},
     {"MCOLL_SHM_SIZE", MC_CFG_SIZE, "16M", "data area of each node region (pages are touched only when used)"},
-    {"MCOLL_SHM_POOL", MC_CFG_INT, "4", "node regions of freed communicators kept per process for the next communicator with the same local ranks (0 = each communicator maps its own)"},
+    {"MCOLL_SHM_POOL", MC_CFG_INT, "4", "node regions of freed communicators kept per process for the next communicator with the same local ranks (at most 16; 0 = each communicator maps its own)"},
     {"MCOLL_SHM_PATH", MC_CFG_STR, "auto", "data path to peers' buffers: auto, copy (through the region), cma, zero (shared heap only)"},
     {"MCOLL_SHM_CMA_FAST", MC_CFG_STR, "auto", "whether a posted ordinary buffer moves by CMA at a copy's rate (transparent huge pages), so the data movers read it by CMA instead of staging: auto (its owner measures it once), 1 (every buffer), 0 (none)"},
     {"MCOLL_SHM_CACHE", MC_CFG_SIZE, "0", "cache capacity C of the adaptive copy (0 = MCOLL_PROFILE cache.adaptive, else LLC + p*L2 from hwloc, LLC if inclusive; 32M if hwloc finds none or over 64M per PU)"},

@@ -341,7 +341,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
         return MPI_SUCCESS;
     }
     offer_t all[ctx->local_size];
-    mc_shm_t *sh, *fresh = calloc(1, sizeof *fresh);
+    mc_shm_t *sh, *fresh = malloc(sizeof *fresh); /* zeroed only when used (about 24 KiB) */
     int all_ok, rc = pool_offer(ctx, all, &fresh, &sh, &all_ok);
     if (rc == MPI_SUCCESS && sh) {
         start_afresh(sh);
@@ -355,7 +355,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
         ctx->shm_failed = 1;
         return rc;
     }
-    sh = fresh;
+    sh = memset(fresh, 0, sizeof *fresh);
     start_afresh(sh);
     rc = create(ctx, sh, all);
     if (rc != MPI_SUCCESS || !sh->base) {
