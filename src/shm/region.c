@@ -203,7 +203,7 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh, const offer_t *offers)
 
 /* ---------------------------------------------------------------- pool of idle regions */
 /* Mapping a region costs about 30 us at 2 ranks here (memfd, mmap and first touches, the CMA
- * probe, four collectives) and unmapping it 9 us, against 7 us for a whole MPI_Comm_dup, 8-byte
+ * probe, six collectives) and unmapping it 9 us, against 7 us for a whole MPI_Comm_dup, 8-byte
  * MPI_Allreduce and MPI_Comm_free natively. So a freed communicator's region is kept, and the
  * next communicator whose local ranks are the same processes in the same order takes it over
  * when every one of them offers it. That is safe: a rank offers a region only once it freed
