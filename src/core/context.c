@@ -335,29 +335,15 @@ int mc_ctx_derive(const mc_ctx_t *parent, int lane, mc_ctx_t **out)
     c->lane_comm = MPI_COMM_NULL;
     PMPI_Comm_size(c->comm, &c->size);
     PMPI_Comm_rank(c->comm, &c->rank);
-    int p = c->size, nn = lane ? p : 1;
-    c->node_of = malloc(sizeof(int) * (size_t)p);
-    c->local_of = malloc(sizeof(int) * (size_t)p);
-    c->node_size = malloc(sizeof(int) * (size_t)nn);
-    c->node_leader = malloc(sizeof(int) * (size_t)nn);
-    if (!c->node_of || !c->local_of || !c->node_size || !c->node_leader) {
+    int *lead = malloc(sizeof(int) * (size_t)c->size); /* one node, or one rank per node */
+    if (!lead || !alloc_tables(c)) {
+        free(lead);
         mc_ctx_free(c);
         return MPI_ERR_NO_MEM;
     }
-    for (int r = 0; r < p; r++) {
-        c->node_of[r] = lane ? r : 0;
-        c->local_of[r] = lane ? 0 : r;
-    }
-    for (int n = 0; n < nn; n++) {
-        c->node_size[n] = lane ? 1 : p;
-        c->node_leader[n] = n;
-    }
-    c->nnodes = nn;
-    c->node = c->node_of[c->rank];
-    c->local_rank = c->local_of[c->rank];
-    c->local_size = c->node_size[c->node];
-    c->leader = c->node_leader[c->node];
-    c->uniform_ppn = 1;
+    for (int r = 0; r < c->size; r++) lead[r] = lane ? r : 0;
+    fill_tables(c, lead);
+    free(lead);
     c->shm_failed = lane; /* one rank per node: no region, and no node communicator for one */
     *out = c;
     return MPI_SUCCESS;
