@@ -16,6 +16,7 @@
 #include "../select/select.h"
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -214,7 +215,7 @@ static struct {
     pthread_mutex_t lock;
     mc_shm_t *idle[MC_POOL_MAX]; /* oldest first */
     int n, closed;
-    uint64_t created, reused;
+    _Atomic uint64_t created, reused; /* mcoll_setup_stats */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void destroy(mc_shm_t *sh)
@@ -284,20 +285,20 @@ static mc_shm_t *pool_choose(int p, const offer_t *all, mc_shm_t **mine, int n)
 }
 
 /* Collective over the node: every rank offers its reserved regions and its pid; returns the
- * region every rank offered (the others go back to the pool), or NULL. *all_ok: every rank
- * allocated its side of a new region (fresh, which it keeps only when none is taken over). */
-static int pool_offer(mc_ctx_t *ctx, offer_t *all, mc_shm_t **fresh, mc_shm_t **out, int *all_ok)
+ * region every rank offered (the others go back to the pool), or NULL. *fresh, this rank's
+ * side of a new region, is kept only when none is taken over and every rank allocated its. */
+static int pool_offer(mc_ctx_t *ctx, offer_t *all, mc_shm_t **fresh, mc_shm_t **out)
 {
     mc_shm_t *mine[MC_POOL_OFFER];
     offer_t o = {.pid = getpid(), .ok = *fresh != NULL};
     int n = pool_reserve(ctx->local_size, ctx->local_rank, mine, &o);
     int rc = PMPI_Allgather(&o, (int)sizeof o, MPI_BYTE, all, (int)sizeof o, MPI_BYTE, ctx->node_comm);
     *out = rc == MPI_SUCCESS ? pool_choose(ctx->local_size, all, mine, n) : NULL;
-    *all_ok = rc == MPI_SUCCESS;
-    for (int i = 0; i < ctx->local_size && *all_ok; i++) *all_ok = all[i].ok != 0;
+    int all_ok = rc == MPI_SUCCESS;
+    for (int i = 0; i < ctx->local_size && all_ok; i++) all_ok = all[i].ok != 0;
     for (int j = n - 1; j >= 0; j--)
         if (mine[j] != *out) pool_put(mine[j]);
-    if (*out || !*all_ok) {
+    if (*out || !all_ok) {
         free(*fresh);
         *fresh = NULL;
     }
@@ -325,10 +326,8 @@ void mc_shm_pool_close(void)
 
 void mc_shm_region_counts(uint64_t *created, uint64_t *reused)
 {
-    pthread_mutex_lock(&pool.lock);
     *created = pool.created;
     *reused = pool.reused;
-    pthread_mutex_unlock(&pool.lock);
 }
 
 int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
@@ -342,12 +341,10 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
     }
     offer_t all[ctx->local_size];
     mc_shm_t *sh, *fresh = malloc(sizeof *fresh); /* zeroed only when used (about 24 KiB) */
-    int all_ok, rc = pool_offer(ctx, all, &fresh, &sh, &all_ok);
+    int rc = pool_offer(ctx, all, &fresh, &sh);
     if (rc == MPI_SUCCESS && sh) {
         start_afresh(sh);
-        pthread_mutex_lock(&pool.lock);
         pool.reused++;
-        pthread_mutex_unlock(&pool.lock);
         *out = ctx->shm = sh;
         return MPI_SUCCESS;
     }
@@ -363,9 +360,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
         ctx->shm_failed = 1;
         return rc;
     }
-    pthread_mutex_lock(&pool.lock);
     pool.created++;
-    pthread_mutex_unlock(&pool.lock);
     *out = ctx->shm = sh;
     return MPI_SUCCESS;
 }
