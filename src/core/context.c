@@ -74,9 +74,33 @@ static void create_keyval(void)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &keyval, NULL);
 }
 
+/* A communicator may hold processes of several MPI worlds (MPI_Comm_spawn, MPI_Comm_connect),
+ * each numbering its processes from 0: a world is told apart by its lowest rank in comm, the
+ * first whose process is in this process's MPI_COMM_WORLD (the rank's own when the group
+ * calls fail: then its virtual node is its own). */
+static int first_of_my_world(MPI_Comm comm)
+{
+    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    int p = 0, me = 0, first = -1;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, &me);
+    int *in = malloc(2 * sizeof(int) * (size_t)p), *out = in ? in + p : NULL;
+    if (in && PMPI_Comm_group(comm, &g) == MPI_SUCCESS && PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
+        for (int r = 0; r < p; r++) in[r] = r;
+        if (PMPI_Group_translate_ranks(g, p, in, wg, out) == MPI_SUCCESS)
+            for (int r = 0; r < p && first < 0; r++)
+                if (out[r] != MPI_UNDEFINED) first = r;
+    }
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    free(in);
+    return first < 0 ? me : first;
+}
+
 /* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
- * consecutive world ranks. Local ranks follow comm rank order (split key). On one node it is
- * the user's communicator itself, which mcoll uses only for collectives (the region's set-up).
+ * consecutive world ranks of one world. Local ranks follow comm rank order (split key). On one
+ * node it is the user's communicator itself, which mcoll uses only for collectives (the
+ * region's set-up).
  * Every communicator mcoll creates is split from the whole of the user's communicator, never
  * from a part of it: with MPI_THREAD_MULTIPLE a creation over a subset, inside a collective
  * of one thread, could wait forever on the MPI's context-id agreement, which lets one creation
@@ -97,18 +121,19 @@ static int split_nodes(mc_ctx_t *c)
         c->node_comm = shm;
         return MPI_SUCCESS;
     }
-    /* a virtual node: same shared node (its lowest comm rank) and the same world rank / k;
-     * its color is the lowest comm rank that has both */
-    int wrank, mine[2], color = c->rank;
-    int *all = malloc(2 * sizeof(int) * (size_t)c->size);
+    /* a virtual node: same shared node (its lowest comm rank), same world and the same world
+     * rank / k; its color is the lowest comm rank that has all three */
+    int wrank, mine[3], color = c->rank;
+    int *all = malloc(3 * sizeof(int) * (size_t)c->size);
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     mine[1] = wrank / k;
+    mine[2] = first_of_my_world(comm);
     rc = PMPI_Allreduce(&c->rank, &mine[0], 1, MPI_INT, MPI_MIN, shm);
     PMPI_Comm_free(&shm);
     if (!all) return MPI_ERR_NO_MEM;
-    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm);
+    if (rc == MPI_SUCCESS) rc = PMPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm);
     for (int r = 0; rc == MPI_SUCCESS && r < c->size; r++)
-        if (all[2 * r] == mine[0] && all[2 * r + 1] == mine[1]) {
+        if (!memcmp(all + 3 * r, mine, sizeof mine)) {
             color = r;
             break;
         }

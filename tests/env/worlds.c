@@ -1,0 +1,368 @@
+/* Intercommunicators, and intracommunicators whose processes come from two MPI worlds.
+ *
+ *   worlds [--spawn S]
+ *
+ * mcoll takes intracommunicators only: an intercommunicator's collectives go to the native MPI
+ * and must give the MPI standard's intercommunicator results (the remote group's data).
+ * MPI_Intercomm_merge of such a pair gives an intracommunicator mcoll handles.
+ *
+ * Phase 1, one world: the world's evens and odds (each group in reversed order) joined by
+ * MPI_Intercomm_create; its collectives, then the merged communicator's layout and
+ * collectives. Its context must come from the world's node table (every process is in this
+ * world).
+ *
+ * Phase 2 (--spawn S, Open MPI: Debian's MPICH 4.0 cannot spawn here): the world spawns S
+ * processes of this program, a second world; the intercommunicator's collectives, then
+ * twice a merged communicator of both worlds. mcoll must find its nodes by communicating (no
+ * process has the other world in its table) and, with virtual nodes (MCOLL_VNODE_SIZE=k),
+ * must not put processes of different worlds on one virtual node because their world ranks
+ * share a k-block. The second merged communicator takes over the first one's node region
+ * (MCOLL_SHM_POOL > 0). Layouts are computed here from MPI_Comm_split_type on the native MPI,
+ * each process's world and world rank, and k; values from a generator of global ids (the
+ * parents' world ranks, then the children's after them). */
+#include "mcoll.h"
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int wrank, wsize, failures, child;
+
+static void fail(const char *what, long got, long want)
+{
+    if (failures++ < 12)
+        printf("FAIL %s rank %d: %s: got %ld, expected %ld\n", child ? "child" : "parent", wrank, what, got,
+               want);
+}
+
+static void expect(const char *what, long got, long want)
+{
+    if (got != want) fail(what, got, want);
+}
+
+static double gen(int g, long j, int s) { return (double)((g * 131 + j * 7 + s * 17) % 1009); }
+
+/* One group of an intercommunicator: the global ids of its processes in local rank order. */
+typedef struct {
+    int n, *gid;
+} group_t;
+
+static group_t group_of(int n, int first, int step)
+{
+    group_t g = {n, malloc(sizeof(int) * (size_t)n)};
+    for (int i = 0; i < n; i++) g.gid[i] = first + i * step;
+    return g;
+}
+
+/* The root side of a rooted intercommunicator collective: MPI_ROOT at the root, MPI_PROC_NULL
+ * at the rest of its group; the other group names the root's rank in the root's group. */
+static int root_arg(int in_root_group, int me, int root)
+{
+    if (!in_root_group) return root;
+    return me == root ? MPI_ROOT : MPI_PROC_NULL;
+}
+
+/* Allreduce (two sizes), allgather, bcast and reduce from either group, and a barrier on an
+ * intercommunicator: every result is the remote group's. `low` tells this process's group
+ * (the one whose roots go first). */
+static void check_inter(MPI_Comm inter, const group_t *mine, const group_t *remote, int low, int salt)
+{
+    int me;
+    char what[128];
+    MPI_Comm_rank(inter, &me);
+    mcoll_comm_info_t info;
+    expect("mcoll_comm_info on an intercommunicator", mcoll_comm_info(inter, &info), MPI_ERR_COMM);
+    long ns[] = {3, 20000};
+    for (int t = 0; t < 2; t++) {
+        long n = ns[t];
+        double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+        for (long j = 0; j < n; j++) x[j] = gen(mine->gid[me], j, salt + t);
+        MPI_Allreduce(x, y, (int)n, MPI_DOUBLE, MPI_SUM, inter);
+        for (long j = 0; j < n; j++) {
+            double want = 0;
+            for (int i = 0; i < remote->n; i++) want += gen(remote->gid[i], j, salt + t);
+            if (y[j] != want) {
+                snprintf(what, sizeof what, "intercommunicator allreduce of %ld, element %ld", n, j);
+                fail(what, (long)y[j], (long)want);
+                break;
+            }
+        }
+        for (int side = 0; side < 2; side++) { /* the low group's root first, then the high's */
+            int in_root = (side == 0) == low, rsize = in_root ? mine->n : remote->n;
+            int root = (salt + side) % rsize, rgid = in_root ? mine->gid[root] : remote->gid[root];
+            for (long j = 0; j < n; j++) x[j] = in_root && me == root ? gen(rgid, j, salt + 7) : -1;
+            MPI_Bcast(x, (int)n, MPI_DOUBLE, root_arg(in_root, me, root), inter);
+            for (long j = 0; j < n && !in_root; j++)
+                if (x[j] != gen(rgid, j, salt + 7)) {
+                    snprintf(what, sizeof what, "intercommunicator bcast of %ld from %d, element %ld", n, rgid, j);
+                    fail(what, (long)x[j], (long)gen(rgid, j, salt + 7));
+                    break;
+                }
+            for (long j = 0; j < n; j++) x[j] = gen(mine->gid[me], j, salt + 9), y[j] = -1;
+            MPI_Reduce(x, y, (int)n, MPI_DOUBLE, MPI_SUM, root_arg(in_root, me, root), inter);
+            for (long j = 0; j < n && in_root && me == root; j++) {
+                double want = 0;
+                for (int i = 0; i < remote->n; i++) want += gen(remote->gid[i], j, salt + 9);
+                if (y[j] != want) {
+                    snprintf(what, sizeof what, "intercommunicator reduce of %ld, element %ld", n, j);
+                    fail(what, (long)y[j], (long)want);
+                    break;
+                }
+            }
+        }
+        free(x);
+        free(y);
+    }
+    int v = 1000 * salt + mine->gid[me], *all = malloc(sizeof(int) * (size_t)remote->n);
+    MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, inter);
+    for (int i = 0; i < remote->n; i++)
+        if (all[i] != 1000 * salt + remote->gid[i]) {
+            snprintf(what, sizeof what, "intercommunicator allgather, block %d", i);
+            fail(what, all[i], 1000 * salt + remote->gid[i]);
+            break;
+        }
+    free(all);
+    MPI_Barrier(inter);
+}
+
+/* The layout mcoll must report for an intracommunicator: a node is the processes on one
+ * shared-memory node (MPI_Comm_split_type, native); a virtual node, those of them of one world
+ * with the same world rank / k. */
+static void check_layout(MPI_Comm comm, const char *name)
+{
+    const char *v = getenv("MCOLL_VNODE_SIZE");
+    int k = v ? atoi(v) : 0, p, r, key[3];
+    MPI_Comm shm;
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, r, MPI_INFO_NULL, &shm);
+    key[0] = r;
+    PMPI_Allreduce(MPI_IN_PLACE, &key[0], 1, MPI_INT, MPI_MIN, shm);
+    PMPI_Comm_free(&shm);
+    key[1] = k > 0 ? child : 0; /* one shared-memory node is one node, whatever the worlds */
+    key[2] = k > 0 ? wrank / k : 0;
+    int *keys = malloc(sizeof(int) * 3 * (size_t)p), *node = malloc(sizeof(int) * (size_t)p);
+    int *count = calloc((size_t)p, sizeof(int));
+    PMPI_Allgather(key, 3, MPI_INT, keys, 3, MPI_INT, comm);
+    int nnodes = 0, local = 0, leader = -1;
+    for (int i = 0; i < p; i++) { /* nodes numbered by their lowest rank */
+        node[i] = -1;
+        for (int j = 0; j < i && node[i] < 0; j++)
+            if (!memcmp(keys + 3 * j, keys + 3 * i, 3 * sizeof(int))) node[i] = node[j];
+        if (node[i] < 0) node[i] = nnodes++;
+        int same = !memcmp(keys + 3 * i, key, 3 * sizeof(int));
+        if (same && i < r) local++;
+        if (same && leader < 0) leader = i;
+        count[node[i]]++;
+    }
+    int uniform = 1;
+    for (int n = 1; n < nnodes; n++) uniform &= count[n] == count[0];
+    mcoll_comm_info_t info;
+    char what[128];
+    int rc = mcoll_comm_info(comm, &info);
+    snprintf(what, sizeof what, "%s: mcoll_comm_info", name);
+    expect(what, rc, MPI_SUCCESS);
+    if (rc == MPI_SUCCESS) {
+        long got[] = {info.size, info.rank, info.nnodes, info.node, info.local_rank, info.local_size,
+                      info.leader, info.uniform_ppn};
+        long want[] = {p, r, nnodes, node[r], local, count[node[r]], leader, uniform};
+        const char *field[] = {"size", "rank", "nnodes", "node", "local_rank", "local_size", "leader",
+                               "uniform_ppn"};
+        for (int i = 0; i < 8; i++) {
+            snprintf(what, sizeof what, "%s: %s", name, field[i]);
+            expect(what, got[i], want[i]);
+        }
+    }
+    free(keys);
+    free(node);
+    free(count);
+}
+
+/* Collectives on an intracommunicator whose rank i has global id gid[i]. */
+static void check_intra(MPI_Comm comm, const int *gid, const char *name, int salt)
+{
+    int p, r;
+    char what[128];
+    MPI_Comm_size(comm, &p);
+    MPI_Comm_rank(comm, &r);
+    long ns[] = {1, 300, 65536};
+    for (int t = 0; t < 3; t++) {
+        long n = ns[t];
+        double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+        for (long j = 0; j < n; j++) x[j] = gen(gid[r], j, salt + t);
+        MPI_Allreduce(x, y, (int)n, MPI_DOUBLE, MPI_SUM, comm);
+        for (long j = 0; j < n; j++) {
+            double want = 0;
+            for (int i = 0; i < p; i++) want += gen(gid[i], j, salt + t);
+            if (y[j] != want) {
+                snprintf(what, sizeof what, "%s: allreduce of %ld, element %ld", name, n, j);
+                fail(what, (long)y[j], (long)want);
+                break;
+            }
+        }
+        int root = (salt + t) % p;
+        for (long j = 0; j < n; j++) x[j] = r == root ? gen(gid[root], j, salt + 5) : -1;
+        MPI_Bcast(x, (int)n, MPI_DOUBLE, root, comm);
+        for (long j = 0; j < n; j++)
+            if (x[j] != gen(gid[root], j, salt + 5)) {
+                snprintf(what, sizeof what, "%s: bcast of %ld from %d, element %ld", name, n, root, j);
+                fail(what, (long)x[j], (long)gen(gid[root], j, salt + 5));
+                break;
+            }
+        for (long j = 0; j < n; j++) x[j] = gen(gid[r], j, salt + 6), y[j] = -1;
+        MPI_Reduce(x, y, (int)n, MPI_DOUBLE, MPI_MAX, root, comm);
+        for (long j = 0; j < n && r == root; j++) {
+            double want = 0;
+            for (int i = 0; i < p; i++)
+                if (gen(gid[i], j, salt + 6) > want) want = gen(gid[i], j, salt + 6);
+            if (y[j] != want) {
+                snprintf(what, sizeof what, "%s: reduce of %ld to %d, element %ld", name, n, root, j);
+                fail(what, (long)y[j], (long)want);
+                break;
+            }
+        }
+        free(x);
+        free(y);
+    }
+    int v = 1000 * salt + gid[r], *all = malloc(sizeof(int) * (size_t)p);
+    MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, comm);
+    for (int i = 0; i < p; i++)
+        if (all[i] != 1000 * salt + gid[i]) {
+            snprintf(what, sizeof what, "%s: allgather, block %d", name, i);
+            fail(what, all[i], 1000 * salt + gid[i]);
+            break;
+        }
+    free(all);
+    MPI_Barrier(comm);
+}
+
+/* A merged communicator: its context made (from the table, or not), its layout, collectives. */
+static void check_merged(MPI_Comm merged, const int *gid, const char *name, int by_table, int salt)
+{
+    mcoll_setup_stats_t a, b;
+    char what[128];
+    mcoll_setup_stats(&a);
+    check_layout(merged, name);
+    mcoll_setup_stats(&b);
+    snprintf(what, sizeof what, "%s: contexts made", name);
+    expect(what, (long)(b.contexts - a.contexts), 1);
+    snprintf(what, sizeof what, "%s: contexts made by the world's table", name);
+    expect(what, (long)(b.contexts_by_table - a.contexts_by_table), by_table);
+    check_intra(merged, gid, name, salt);
+}
+
+/* Phase 1: evens and odds of this world, each group in reversed world order. */
+static void one_world(void)
+{
+    int color = wrank % 2, nodd = wsize / 2, neven = wsize - nodd;
+    /* local rank 0 of each group is its highest world rank */
+    int top_even = 2 * (neven - 1), top_odd = 2 * nodd - 1;
+    group_t even = group_of(neven, top_even, -2), odd = group_of(nodd, top_odd, -2);
+    MPI_Comm local, inter, merged;
+    MPI_Comm_split(MPI_COMM_WORLD, color, -wrank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color ? top_even : top_odd, 7, &inter);
+    check_inter(inter, color ? &odd : &even, color ? &even : &odd, !color, 1);
+    MPI_Intercomm_merge(inter, color, &merged); /* evens first */
+    int *gid = malloc(sizeof(int) * (size_t)wsize);
+    for (int i = 0; i < neven; i++) gid[i] = even.gid[i];
+    for (int i = 0; i < nodd; i++) gid[neven + i] = odd.gid[i];
+    check_merged(merged, gid, "one world, merged", 1, 2);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+    free(gid);
+    free(even.gid);
+    free(odd.gid);
+}
+
+/* Phase 2: parents (this world, global ids 0..P-1) and children (P..P+S-1); the children's
+ * failures are added to parent 0's. */
+static void two_worlds(MPI_Comm inter)
+{
+    int nl, nr, P, S;
+    MPI_Comm_size(inter, &nl);
+    MPI_Comm_remote_size(inter, &nr);
+    P = child ? nr : nl;
+    S = child ? nl : nr;
+    group_t parents = group_of(P, 0, 1), children = group_of(S, P, 1);
+    check_inter(inter, child ? &children : &parents, child ? &parents : &children, !child, 3);
+    int *gid = malloc(sizeof(int) * (size_t)(P + S));
+    for (int i = 0; i < P + S; i++) gid[i] = i;
+    const char *pv = getenv("MCOLL_SHM_POOL");
+    int pool = pv ? atoi(pv) : 4;
+    for (int round = 0; round < 2; round++) {
+        MPI_Comm merged;
+        mcoll_setup_stats_t a, b;
+        char name[64];
+        snprintf(name, sizeof name, "two worlds, merged (%s)", round ? "again" : "first");
+        MPI_Intercomm_merge(inter, child, &merged); /* parents first */
+        mcoll_setup_stats(&a);
+        check_merged(merged, gid, name, 0, 4 + 10 * round);
+        mcoll_setup_stats(&b);
+        mcoll_comm_info_t info;
+        if (mcoll_comm_info(merged, &info) == MPI_SUCCESS && info.local_size > 1) {
+            char what[128];
+            snprintf(what, sizeof what, "%s: node regions mapped or taken over", name);
+            expect(what, (long)(b.regions_created - a.regions_created + b.regions_reused - a.regions_reused), 1);
+            snprintf(what, sizeof what, "%s: node regions taken over", name);
+            expect(what, (long)(b.regions_reused - a.regions_reused), round && pool > 0);
+        }
+        if (round == 1) { /* the children's failures to the parents */
+            int theirs = child ? failures : 0, sum = 0;
+            PMPI_Allreduce(&theirs, &sum, 1, MPI_INT, MPI_SUM, merged);
+            if (!child) failures += wrank == 0 ? sum : 0;
+        }
+        MPI_Comm_free(&merged);
+    }
+    free(gid);
+    free(parents.gid);
+    free(children.gid);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    const char m[] = "FAIL watchdog: worlds did not finish\n";
+    if (write(1, m, sizeof m - 1) < 0) _exit(2);
+    _exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    int spawn = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--spawn") && i + 1 < argc) spawn = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--child")) child = 1;
+    }
+    if (getenv("MCOLL_TEST_WATCHDOG")) {
+        signal(SIGALRM, on_alarm);
+        alarm((unsigned)atoi(getenv("MCOLL_TEST_WATCHDOG")));
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Barrier(MPI_COMM_WORLD); /* the world's context: its node table */
+    if (!child && wsize >= 2) one_world();
+    if (spawn > 0 || child) {
+        MPI_Comm inter;
+        if (child) {
+            MPI_Comm_get_parent(&inter);
+        } else {
+            char self[4096];
+            ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+            char *args[] = {"--child", NULL};
+            self[len > 0 ? len : 0] = 0;
+            MPI_Comm_spawn(self, args, spawn, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
+        }
+        two_worlds(inter);
+        MPI_Comm_disconnect(&inter);
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (!child && !wrank)
+        printf("%s: %d ranks, %d spawned\n", all ? "FAILED" : "PASSED", wsize, spawn);
+    MPI_Finalize();
+    return all != 0;
+}
