@@ -74,27 +74,78 @@ static void create_keyval(void)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &keyval, NULL);
 }
 
-/* A communicator may hold processes of several MPI worlds (MPI_Comm_spawn, MPI_Comm_connect),
- * each numbering its processes from 0: a world is told apart by its lowest rank in comm, the
- * first whose process is in this process's MPI_COMM_WORLD (the rank's own when the group
- * calls fail: then its virtual node is its own). */
-static int first_of_my_world(MPI_Comm comm)
+int mc_world_up(void)
 {
-    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
-    int p = 0, me = 0, first = -1;
-    PMPI_Comm_size(comm, &p);
-    PMPI_Comm_rank(comm, &me);
-    int *in = malloc(2 * sizeof(int) * (size_t)p), *out = in ? in + p : NULL;
-    if (in && PMPI_Comm_group(comm, &g) == MPI_SUCCESS && PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS) {
-        for (int r = 0; r < p; r++) in[r] = r;
-        if (PMPI_Group_translate_ranks(g, p, in, wg, out) == MPI_SUCCESS)
-            for (int r = 0; r < p && first < 0; r++)
-                if (out[r] != MPI_UNDEFINED) first = r;
+    int init = 0, fin = 0;
+    PMPI_Initialized(&init);
+    PMPI_Finalized(&fin);
+    return init && !fin;
+}
+
+int mc_raise_no_comm(int rc)
+{
+    if (mc_world_up()) PMPI_Comm_call_errhandler(MPI_COMM_WORLD, rc);
+    return rc;
+}
+
+/* This process's world: MPI_COMM_WORLD's group, or, in a program that uses MPI sessions
+ * without MPI_Init (MPI-4; MPI_COMM_WORLD is not valid there), the group of the process set
+ * mpi://WORLD from a session of mcoll's own, finalized by world_release. */
+typedef struct {
+    MPI_Group g;
+#if MPI_VERSION >= 4
+    MPI_Session s;
+#endif
+} world_t;
+
+static int world_group(world_t *w)
+{
+    w->g = MPI_GROUP_NULL;
+#if MPI_VERSION >= 4
+    w->s = MPI_SESSION_NULL;
+    if (!mc_world_up()) {
+        if (PMPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &w->s) != MPI_SUCCESS) return 0;
+        return PMPI_Group_from_session_pset(w->s, "mpi://WORLD", &w->g) == MPI_SUCCESS;
     }
+#endif
+    return PMPI_Comm_group(MPI_COMM_WORLD, &w->g) == MPI_SUCCESS;
+}
+
+static void world_release(world_t *w)
+{
+    if (w->g != MPI_GROUP_NULL) PMPI_Group_free(&w->g);
+#if MPI_VERSION >= 4
+    if (w->s != MPI_SESSION_NULL) PMPI_Session_finalize(&w->s);
+#endif
+}
+
+/* This process's world rank, and its world's lowest rank in comm. A communicator may hold
+ * processes of several MPI worlds (MPI_Comm_spawn, MPI_Comm_connect), each numbering its
+ * processes from 0: a world is told apart by its lowest rank in comm, the first whose process
+ * is in this process's world. 0 when the world cannot be read (then the caller's rank stands
+ * for both: its virtual node is its own). */
+static int world_place(MPI_Comm comm, int *wrank, int *first)
+{
+    world_t w;
+    MPI_Group g = MPI_GROUP_NULL;
+    int p = 0, ok;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, first);
+    *wrank = *first;
+    int *in = malloc(2 * sizeof(int) * (size_t)p), *out = in ? in + p : NULL;
+    ok = in && world_group(&w) && PMPI_Group_rank(w.g, wrank) == MPI_SUCCESS &&
+         PMPI_Comm_group(comm, &g) == MPI_SUCCESS;
+    for (int r = 0; ok && r < p; r++) in[r] = r;
+    ok = ok && PMPI_Group_translate_ranks(g, p, in, w.g, out) == MPI_SUCCESS;
+    for (int r = 0; ok && r < p; r++)
+        if (out[r] != MPI_UNDEFINED) {
+            *first = r;
+            break;
+        }
     if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
-    if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
+    if (in) world_release(&w);
     free(in);
-    return first < 0 ? me : first;
+    return ok;
 }
 
 /* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
@@ -125,9 +176,8 @@ static int split_nodes(mc_ctx_t *c)
      * rank / k; its color is the lowest comm rank that has all three */
     int wrank, mine[3], color = c->rank;
     int *all = malloc(3 * sizeof(int) * (size_t)c->size);
-    PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    world_place(comm, &wrank, &mine[2]);
     mine[1] = wrank / k;
-    mine[2] = first_of_my_world(comm);
     rc = PMPI_Allreduce(&c->rank, &mine[0], 1, MPI_INT, MPI_MIN, shm);
     PMPI_Comm_free(&shm);
     if (!all) return MPI_ERR_NO_MEM;
@@ -199,7 +249,7 @@ static _Atomic uint64_t made, made_by_table; /* contexts (mcoll_setup_stats) */
 static void learn_world(const mc_ctx_t *c)
 {
     int same = MPI_UNEQUAL;
-    if (atomic_load(&world_key) || PMPI_Comm_compare(c->comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
+    if (atomic_load(&world_key) || !mc_world_up() || PMPI_Comm_compare(c->comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
         (same != MPI_IDENT && same != MPI_CONGRUENT))
         return;
     int *key = malloc(sizeof(int) * (size_t)c->size), *none = NULL;

@@ -79,6 +79,13 @@ void mc_ctx_release_predefined(void);
 /* Contexts made (native markers included), and those whose node layout came from the table of
  * MPI_COMM_WORLD's nodes without communication (mcoll_setup_stats). */
 void mc_ctx_counts(uint64_t *contexts, uint64_t *by_table);
+/* MPI_Init has run and MPI_Finalize not: MPI_COMM_WORLD is valid (not in a program that
+ * uses MPI sessions alone). */
+int mc_world_up(void);
+/* Raises rc for an error attached to no communicator (a null one, MPI_Free_mem) on
+ * MPI_COMM_WORLD, as the native MPIs do; with MPI sessions alone there is no world and rc is
+ * only returned. Returns rc. */
+int mc_raise_no_comm(int rc);
 
 /* ---------------------------------------------------------------- arguments */
 /* The entry layer (src/pmpi) validates the user's call and normalizes it into mc_args_t.

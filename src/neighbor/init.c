@@ -235,7 +235,7 @@ int mc_nb_init(const void *sbuf, const int *scounts, const int *sdispls, MPI_Dat
     mc_nb_in_t in;
     memset(&in, 0, sizeof in);
     in.rcomm = MPI_COMM_NULL;
-    if (comm == MPI_COMM_NULL) return PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_COMM), MPI_ERR_COMM;
+    if (comm == MPI_COMM_NULL) return mc_raise_no_comm(MPI_ERR_COMM);
     if (!request) return PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     if ((sidx == NULL) != (ridx == NULL)) return PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG), MPI_ERR_ARG;
     int rc = describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, sidx, ridx, comm);

@@ -147,6 +147,7 @@ int mc_raise(MPI_Comm comm, int rc)
 int mc_precheck(MPI_Comm comm, int count, int *rc)
 {
     if (comm == MPI_COMM_NULL) {
+        if (!mc_world_up()) return 0; /* MPI sessions alone: no world; the native MPI raises it */
         *rc = MPI_ERR_COMM;
         PMPI_Comm_call_errhandler(MPI_COMM_WORLD, *rc);
         return 1;

@@ -29,7 +29,8 @@ int mc_reduction_ok(MPI_Op op, MPI_Datatype t, const mc_dt_t *d, int *commute);
 
 /* Errors some native MPIs crash on instead of reporting (a null communicator, a negative
  * reduction count): mcoll raises them itself with the standard's class, on MPI_COMM_WORLD for
- * a null communicator. Returns 1 when raised (*rc holds the code). */
+ * a null communicator (left to the native MPI in a program of MPI sessions alone, which has
+ * no world). Returns 1 when raised (*rc holds the code). */
 int mc_precheck(MPI_Comm comm, int count, int *rc);
 
 /* Arguments of a data-movement collective: bytes, no op. */

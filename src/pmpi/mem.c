@@ -52,6 +52,5 @@ int MPI_Free_mem(void *base)
     if (!base || !mc_heap_lookup(base, &id, &off)) return PMPI_Free_mem(base);
     if (mc_heap_free(base) == 0) return MPI_SUCCESS;
     /* inside the heap but not a block start: what Open MPI raises for an unknown base */
-    PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
-    return MPI_ERR_NO_MEM;
+    return mc_raise_no_comm(MPI_ERR_NO_MEM);
 }

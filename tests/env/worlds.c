@@ -1,6 +1,7 @@
-/* Intercommunicators, and intracommunicators whose processes come from two MPI worlds.
+/* Intercommunicators, intracommunicators whose processes come from two MPI worlds, and
+ * communicators of a program that uses MPI sessions alone.
  *
- *   worlds [--spawn S]
+ *   worlds [--spawn S] | worlds --sessions
  *
  * mcoll takes intracommunicators only: an intercommunicator's collectives go to the native MPI
  * and must give the MPI standard's intercommunicator results (the remote group's data).
@@ -17,9 +18,14 @@
  * process has the other world in its table) and, with virtual nodes (MCOLL_VNODE_SIZE=k),
  * must not put processes of different worlds on one virtual node because their world ranks
  * share a k-block. The second merged communicator takes over the first one's node region
- * (MCOLL_SHM_POOL > 0). Layouts are computed here from MPI_Comm_split_type on the native MPI,
- * each process's world and world rank, and k; values from a generator of global ids (the
- * parents' world ranks, then the children's after them). */
+ * (MCOLL_SHM_POOL > 0).
+ *
+ * Phase 3 (--sessions, MPI-4: MPICH here): no MPI_Init, so no MPI_COMM_WORLD; communicators
+ * from the process set mpi://WORLD (sessions()). Virtual nodes from the process-set ranks.
+ *
+ * Layouts are computed here from MPI_Comm_split_type on the native MPI, each process's world
+ * and world rank, and k; values from a generator of global ids (the parents' world ranks, then
+ * the children's after them). */
 #include "mcoll.h"
 #include <mpi.h>
 #include <signal.h>
@@ -238,8 +244,8 @@ static void check_intra(MPI_Comm comm, const int *gid, const char *name, int sal
     MPI_Barrier(comm);
 }
 
-/* A merged communicator: its context made (from the table, or not), its layout, collectives. */
-static void check_merged(MPI_Comm merged, const int *gid, const char *name, int by_table, int salt)
+/* A communicator new to mcoll: its context made (from the table, or not), its layout, collectives. */
+static void check_fresh(MPI_Comm merged, const int *gid, const char *name, int by_table, int salt)
 {
     mcoll_setup_stats_t a, b;
     char what[128];
@@ -268,7 +274,7 @@ static void one_world(void)
     int *gid = malloc(sizeof(int) * (size_t)wsize);
     for (int i = 0; i < neven; i++) gid[i] = even.gid[i];
     for (int i = 0; i < nodd; i++) gid[neven + i] = odd.gid[i];
-    check_merged(merged, gid, "one world, merged", 1, 2);
+    check_fresh(merged, gid, "one world, merged", 1, 2);
     MPI_Comm_free(&merged);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
@@ -299,7 +305,7 @@ static void two_worlds(MPI_Comm inter)
         snprintf(name, sizeof name, "two worlds, merged (%s)", round ? "again" : "first");
         MPI_Intercomm_merge(inter, child, &merged); /* parents first */
         mcoll_setup_stats(&a);
-        check_merged(merged, gid, name, 0, 4 + 10 * round);
+        check_fresh(merged, gid, name, 0, 4 + 10 * round);
         mcoll_setup_stats(&b);
         mcoll_comm_info_t info;
         if (mcoll_comm_info(merged, &info) == MPI_SUCCESS && info.local_size > 1) {
@@ -321,6 +327,73 @@ static void two_worlds(MPI_Comm inter)
     free(children.gid);
 }
 
+#if MPI_VERSION >= 4
+/* A communicator from a session over the given ranks of the process set mpi://WORLD. */
+static MPI_Comm from_pset(MPI_Session ses, MPI_Group world, int n, const int *ranks, const char *tag)
+{
+    MPI_Group g;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Group_incl(world, n, ranks, &g);
+    MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    MPI_Group_free(&g);
+    return c;
+}
+
+/* Phase 3 (--sessions, MPI-4): no MPI_Init; communicators from a session's process set: the
+ * whole set, reversed, and again after the first is freed (its node region taken over). No
+ * MPI_COMM_WORLD, so no node table: every context is made by communicating, virtual nodes
+ * from the process-set ranks. Errors raised through the communicator's handler. Returns the
+ * failures over every process. */
+static int sessions(void)
+{
+    MPI_Session ses;
+    MPI_Group world;
+    if (MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ses) != MPI_SUCCESS) {
+        fail("MPI_Session_init", 1, 0);
+        return failures;
+    }
+    MPI_Group_from_session_pset(ses, "mpi://WORLD", &world);
+    MPI_Group_rank(world, &wrank);
+    MPI_Group_size(world, &wsize);
+    int *ranks = malloc(sizeof(int) * (size_t)wsize), *gid = malloc(sizeof(int) * (size_t)wsize);
+    const char *pv = getenv("MCOLL_SHM_POOL");
+    int pool = pv ? atoi(pv) : 4, all = 0;
+    for (int round = 0; round < 3; round++) {
+        int rev = round == 1;
+        for (int i = 0; i < wsize; i++) ranks[i] = gid[i] = rev ? wsize - 1 - i : i;
+        char name[64], what[128];
+        snprintf(name, sizeof name, "session, %s", rev ? "reversed" : round ? "whole set again" : "whole set");
+        mcoll_setup_stats_t a, b;
+        mcoll_setup_stats(&a);
+        MPI_Comm c = from_pset(ses, world, wsize, ranks, rev ? "mcoll.worlds.reversed" : "mcoll.worlds.set");
+        check_fresh(c, gid, name, 0, 20 + round);
+        mcoll_setup_stats(&b);
+        mcoll_comm_info_t info;
+        if (round == 2 && mcoll_comm_info(c, &info) == MPI_SUCCESS && info.local_size > 1) {
+            snprintf(what, sizeof what, "%s: node regions taken over", name);
+            expect(what, (long)(b.regions_reused - a.regions_reused), pool > 0);
+        }
+        /* errors: the communicator's handler (MPI_ERRORS_RETURN), the standard's classes */
+        int x = 1, y = 0, rc, cls = -1;
+        rc = MPI_Bcast(&x, 1, MPI_INT, wsize, c);
+        MPI_Error_class(rc, &cls);
+        snprintf(what, sizeof what, "%s: bcast from root %d, error class", name, wsize);
+        expect(what, cls, MPI_ERR_ROOT);
+        rc = MPI_Allreduce(&x, &y, -1, MPI_INT, MPI_SUM, c);
+        MPI_Error_class(rc, &cls);
+        snprintf(what, sizeof what, "%s: allreduce of -1 elements, error class", name);
+        expect(what, cls, MPI_ERR_COUNT);
+        if (round == 2) PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, c);
+        MPI_Comm_free(&c);
+    }
+    free(ranks);
+    free(gid);
+    MPI_Group_free(&world);
+    MPI_Session_finalize(&ses);
+    return all;
+}
+#endif
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -331,14 +404,25 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
-    int spawn = 0;
+    int spawn = 0, ses = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--spawn") && i + 1 < argc) spawn = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--child")) child = 1;
+        else if (!strcmp(argv[i], "--sessions")) ses = 1;
     }
     if (getenv("MCOLL_TEST_WATCHDOG")) {
         signal(SIGALRM, on_alarm);
         alarm((unsigned)atoi(getenv("MCOLL_TEST_WATCHDOG")));
+    }
+    if (ses) {
+#if MPI_VERSION >= 4
+        int all = sessions();
+        if (!wrank) printf("%s: %d processes, sessions alone\n", all ? "FAILED" : "PASSED", wsize);
+        return all != 0;
+#else
+        printf("FAIL: --sessions needs an MPI-4 library\n");
+        return 1;
+#endif
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
