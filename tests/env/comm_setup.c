@@ -19,6 +19,7 @@
  * with MCOLL_SHM_POOL > 1 each shape maps one region and the rest take over a freed one, with
  * MCOLL_SHM_POOL=0 every communicator maps its own; results checked throughout, so a region
  * given to the wrong ranks, in the wrong order, or to two live communicators shows. */
+#include "layout_check.h"
 #include "mcoll.h"
 #include <mpi.h>
 #include <stdio.h>
@@ -67,58 +68,22 @@ static void world_nodes(void)
 }
 
 /* Expected view of comm from wnode, compared with mcoll_comm_info. */
-static void check_layout(MPI_Comm comm, const char *name)
+static void check_layout(MPI_Comm comm, const char *name, int by_table)
 {
-    int p, r;
+    int p;
     MPI_Comm_size(comm, &p);
-    MPI_Comm_rank(comm, &r);
     MPI_Group g, wg;
     PMPI_Comm_group(comm, &g);
     PMPI_Comm_group(MPI_COMM_WORLD, &wg);
     int *ranks = malloc(sizeof(int) * (size_t)p), *w = malloc(sizeof(int) * (size_t)p);
-    int *node = malloc(sizeof(int) * (size_t)p), *count = calloc((size_t)p, sizeof(int));
-    for (int i = 0; i < p; i++) {
-        ranks[i] = i;
-        node[i] = -1;
-    }
+    for (int i = 0; i < p; i++) ranks[i] = i;
     PMPI_Group_translate_ranks(g, p, ranks, wg, w);
     PMPI_Group_free(&g);
     PMPI_Group_free(&wg);
-    int nnodes = 0, local = 0, leader = -1, node_of_me = -1;
-    for (int i = 0; i < p; i++) { /* nodes numbered by their lowest comm rank */
-        for (int j = 0; j < i; j++)
-            if (wnode[w[j]] == wnode[w[i]]) {
-                node[i] = node[j];
-                break;
-            }
-        if (node[i] < 0) node[i] = nnodes++;
-        if (i < r && wnode[w[i]] == wnode[w[r]]) local++;
-        if (leader < 0 && wnode[w[i]] == wnode[w[r]]) leader = i;
-        count[node[i]]++;
-    }
-    node_of_me = node[r];
-    int uniform = 1;
-    for (int n = 1; n < nnodes; n++) uniform &= count[n] == count[0];
-    mcoll_comm_info_t info;
-    char what[96];
-    int rc = mcoll_comm_info(comm, &info);
-    snprintf(what, sizeof what, "%s: mcoll_comm_info", name);
-    expect(what, rc, MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) {
-        long got[] = {info.size, info.rank, info.nnodes, info.node, info.local_rank, info.local_size,
-                      info.leader, info.uniform_ppn};
-        long want[] = {p, r, nnodes, node_of_me, local, count[node_of_me], leader, uniform};
-        const char *field[] = {"size", "rank", "nnodes", "node", "local_rank", "local_size", "leader",
-                               "uniform_ppn"};
-        for (int i = 0; i < 8; i++) {
-            snprintf(what, sizeof what, "%s: %s", name, field[i]);
-            expect(what, got[i], want[i]);
-        }
-    }
+    for (int i = 0; i < p; i++) ranks[i] = wnode[w[i]]; /* the node key of every comm rank */
+    check_new_context(comm, name, ranks, 1, by_table, expect);
     free(ranks);
     free(w);
-    free(node);
-    free(count);
 }
 
 /* Collectives on comm with values from the generator (comm rank i, element j, call salt s). */
@@ -207,17 +172,10 @@ static int table_known;
  * from the table exactly when the table was known. */
 static void check_comm(MPI_Comm c, const char *shape, int salt)
 {
-    mcoll_setup_stats_t a, b;
-    char name[64], what[96];
+    char name[64];
     int same = MPI_UNEQUAL;
     snprintf(name, sizeof name, "%s (%s)", shape, table_known ? "by table" : "collective");
-    mcoll_setup_stats(&a);
-    check_layout(c, name);
-    mcoll_setup_stats(&b);
-    snprintf(what, sizeof what, "%s: contexts made", name);
-    expect(what, (long)(b.contexts - a.contexts), 1);
-    snprintf(what, sizeof what, "%s: contexts made by the table", name);
-    expect(what, (long)(b.contexts_by_table - a.contexts_by_table), table_known);
+    check_layout(c, name, table_known);
     PMPI_Comm_compare(c, MPI_COMM_WORLD, &same);
     if (same == MPI_IDENT || same == MPI_CONGRUENT) table_known = 1;
     check_colls(c, name, salt);

@@ -26,6 +26,7 @@
  * Layouts are computed here from MPI_Comm_split_type on the native MPI, each process's world
  * and world rank, and k; values from a generator of global ids (the parents' world ranks, then
  * the children's after them). */
+#include "layout_check.h"
 #include "mcoll.h"
 #include <mpi.h>
 #include <signal.h>
@@ -136,7 +137,7 @@ static void check_inter(MPI_Comm inter, const group_t *mine, const group_t *remo
 /* The layout mcoll must report for an intracommunicator: a node is the processes on one
  * shared-memory node (MPI_Comm_split_type, native); a virtual node, those of them of one world
  * with the same world rank / k. */
-static void check_layout(MPI_Comm comm, const char *name)
+static void check_layout(MPI_Comm comm, const char *name, int by_table)
 {
     const char *v = getenv("MCOLL_VNODE_SIZE");
     int k = v ? atoi(v) : 0, p, r, key[3];
@@ -149,41 +150,10 @@ static void check_layout(MPI_Comm comm, const char *name)
     PMPI_Comm_free(&shm);
     key[1] = k > 0 ? child : 0; /* one shared-memory node is one node, whatever the worlds */
     key[2] = k > 0 ? wrank / k : 0;
-    int *keys = malloc(sizeof(int) * 3 * (size_t)p), *node = malloc(sizeof(int) * (size_t)p);
-    int *count = calloc((size_t)p, sizeof(int));
+    int *keys = malloc(sizeof(int) * 3 * (size_t)p);
     PMPI_Allgather(key, 3, MPI_INT, keys, 3, MPI_INT, comm);
-    int nnodes = 0, local = 0, leader = -1;
-    for (int i = 0; i < p; i++) { /* nodes numbered by their lowest rank */
-        node[i] = -1;
-        for (int j = 0; j < i && node[i] < 0; j++)
-            if (!memcmp(keys + 3 * j, keys + 3 * i, 3 * sizeof(int))) node[i] = node[j];
-        if (node[i] < 0) node[i] = nnodes++;
-        int same = !memcmp(keys + 3 * i, key, 3 * sizeof(int));
-        if (same && i < r) local++;
-        if (same && leader < 0) leader = i;
-        count[node[i]]++;
-    }
-    int uniform = 1;
-    for (int n = 1; n < nnodes; n++) uniform &= count[n] == count[0];
-    mcoll_comm_info_t info;
-    char what[128];
-    int rc = mcoll_comm_info(comm, &info);
-    snprintf(what, sizeof what, "%s: mcoll_comm_info", name);
-    expect(what, rc, MPI_SUCCESS);
-    if (rc == MPI_SUCCESS) {
-        long got[] = {info.size, info.rank, info.nnodes, info.node, info.local_rank, info.local_size,
-                      info.leader, info.uniform_ppn};
-        long want[] = {p, r, nnodes, node[r], local, count[node[r]], leader, uniform};
-        const char *field[] = {"size", "rank", "nnodes", "node", "local_rank", "local_size", "leader",
-                               "uniform_ppn"};
-        for (int i = 0; i < 8; i++) {
-            snprintf(what, sizeof what, "%s: %s", name, field[i]);
-            expect(what, got[i], want[i]);
-        }
-    }
+    check_new_context(comm, name, keys, 3, by_table, expect);
     free(keys);
-    free(node);
-    free(count);
 }
 
 /* Collectives on an intracommunicator whose rank i has global id gid[i]. */
@@ -247,15 +217,7 @@ static void check_intra(MPI_Comm comm, const int *gid, const char *name, int sal
 /* A communicator new to mcoll: its context made (from the table, or not), its layout, collectives. */
 static void check_fresh(MPI_Comm merged, const int *gid, const char *name, int by_table, int salt)
 {
-    mcoll_setup_stats_t a, b;
-    char what[128];
-    mcoll_setup_stats(&a);
-    check_layout(merged, name);
-    mcoll_setup_stats(&b);
-    snprintf(what, sizeof what, "%s: contexts made", name);
-    expect(what, (long)(b.contexts - a.contexts), 1);
-    snprintf(what, sizeof what, "%s: contexts made by the world's table", name);
-    expect(what, (long)(b.contexts_by_table - a.contexts_by_table), by_table);
+    check_layout(merged, name, by_table);
     check_intra(merged, gid, name, salt);
 }
 
