@@ -21,6 +21,7 @@ typedef struct bench_opts {
     char algs[512];              /* comma list of "default", "all", algorithm names */
     int cold, validate, root;
     int dirty;                   /* each rank rewrites its send buffer before every call */
+    int start_clock;             /* samples start at a common instant of the node's clock */
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
     int thp;                     /* buffers advised to transparent huge pages */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */

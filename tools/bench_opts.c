@@ -42,6 +42,10 @@ static void usage(FILE *f)
         "                       call (default 1: one call after a barrier); rooted collectives\n"
         "                       then rotate the root from R on, so no root runs ahead of its\n"
         "                       readers and the mean is a latency\n"
+        "  --start barrier|clock  how a sample starts: on leaving a barrier (default), or after\n"
+        "                       the barrier at the next 50 us mark of the clock every rank of\n"
+        "                       one node shares, so a single call's time leaves out the\n"
+        "                       barrier's exit skew (every rank on one node only)\n"
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
         "  --thp                buffers advised to transparent huge pages (madvise\n"
         "                       MADV_HUGEPAGE before first touch): CMA pins them faster\n"
@@ -124,6 +128,14 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
     if (!strcmp(f, "--iters")) return parse_long(f, v, 1, &o->iters);
     if (!strcmp(f, "--warmup")) return parse_long(f, v, 0, &o->warmup);
     if (!strcmp(f, "--batch")) return parse_long(f, v, 1, &o->batch);
+    if (!strcmp(f, "--start")) {
+        if (!strcmp(v, "barrier") || !strcmp(v, "clock")) {
+            o->start_clock = !strcmp(v, "clock");
+            return 0;
+        }
+        err("--start: '%s' is neither barrier nor clock", v);
+        return -1;
+    }
     if (!strcmp(f, "--root")) {
         if (parse_long(f, v, 0, &l)) return -1;
         o->root = (int)l;
@@ -174,6 +186,17 @@ static int check(bench_opts_t *o, int p)
     if (o->batch > 1 && o->validate) {
         err("--validate checks one call: use it without --batch");
         return -1;
+    }
+    if (o->start_clock) { /* a clock the ranks share: one node */
+        MPI_Comm node;
+        int n = 0;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &n);
+        MPI_Comm_free(&node);
+        if (n != p) {
+            err("--start clock needs every rank on one node (%d of %d here)", n, p);
+            return -1;
+        }
     }
     if (o->root >= p) {
         err("--root %d, but only %d ranks", o->root, p);

@@ -3,9 +3,11 @@
 #include "bench.h"
 #include "mcoll.h"
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define W MPI_COMM_WORLD
 
@@ -72,6 +74,28 @@ static void dirty_sbuf(run_t *r)
     for (size_t i = 0; i < r->sbytes / sizeof w; i++) q[i] = w;
 }
 
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* --start clock: the ranks leave the barrier a few tenths of a us apart (more when
+ * oversubscribed), and a sample that starts there charges that skew to the call. They share
+ * the node's clock, so each waits for the next START_GRID mark after the barrier and counts
+ * from the mark: the same instant on every rank, unless a mark falls between two ranks'
+ * exits (about skew / START_GRID of the samples: outliers the median drops). Yields while
+ * far from it, for oversubscribed ranks. */
+#define START_GRID 50e-6
+static double start_at_mark(void)
+{
+    double t = now(), mark = (double)((long long)(t / START_GRID) + 1) * START_GRID;
+    while ((t = now()) < mark)
+        if (mark - t > 2e-6) sched_yield();
+    return mark;
+}
+
 static int timed_call(run_t *r, int v, double *t)
 {
     int rc;
@@ -81,15 +105,15 @@ static int timed_call(run_t *r, int v, double *t)
     rc = PMPI_Barrier(W);
     if (rc) return rc;
     /* a batch amortizes the barrier's exit skew (a few tenths of a us between two ranks),
-     * which a single small call would include */
+     * which a single small call would include (or --start clock) */
     int root = r->c.root;
     long batch = r->o->batch > 1 ? r->o->batch : 1;   /* 0: options built without defaults */
-    double t0 = MPI_Wtime();
+    double t0 = r->o->start_clock ? start_at_mark() : now();
     for (long k = 0; k < batch && !rc; k++) {
         if (r->bc->rooted) r->c.root = (int)((root + k) % r->c.p);
         rc = r->bc->call(v == 0, &r->c);
     }
-    *t = (MPI_Wtime() - t0) / (double)batch;
+    *t = (now() - t0) / (double)batch;
     r->c.root = root;
     if (v) {
         const char *u = mcoll_last_alg(r->bc->name);

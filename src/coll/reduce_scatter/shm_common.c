@@ -516,7 +516,9 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
     size_t off = rs ? blk_displ(a, job, r) * a->extent : 0, n = rs ? blk_count(a, job, r) : a->count;
     mc_shm_sym_fill(sh, mc_shm_sym_begin(sh, s), a->sbuf, s);
     mc_shm_x_publish(sh, &sh->sym);
-    return xchain(sh, &sh->sym, s, a, off, n);
+    int rc = xchain(sh, &sh->sym, s, a, off, n);
+    mc_shm_x_claim_next(sh, &sh->sym, s, s >= MC_FAR_NT_MIN && mc_shm_far(sh));
+    return rc;
 }
 
 /* A reduce of at most MC_FAN_MAX bytes (shm.h): the fan-in exchange (every rank copies in, the root
@@ -529,8 +531,9 @@ static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
 {
     mc_copy_t(mc_shm_fan_begin(sh, a->root, s), a->sbuf, s);
     mc_shm_x_publish(sh, &sh->fan);
-    if (sh->r != a->root) return MPI_SUCCESS;
-    return xchain(sh, &sh->fan, s, a, 0, a->count);
+    int rc = sh->r == a->root ? xchain(sh, &sh->fan, s, a, 0, a->count) : MPI_SUCCESS;
+    mc_shm_x_claim_next(sh, &sh->fan, s, 0);
+    return rc;
 }
 
 int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
