@@ -37,7 +37,8 @@ typedef struct mc_flag {
     unsigned char data[MC_INLINE];
 } __attribute__((aligned(MC_LINE))) mc_flag_t;
 
-enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_NFLAGS };
+/* Two BAR lines per rank, barrier b on line b % 2: the other one is claimed for the next. */
+enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not

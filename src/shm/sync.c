@@ -149,13 +149,15 @@ void mc_shm_wait_all(mc_shm_t *sh, int kind, uint32_t step)
 void mc_shm_barrier(mc_shm_t *sh)
 {
     uint64_t b = ++sh->bar;
-    _Atomic uint64_t *mine = &mc_flag(sh, MC_F_BAR, sh->r)->v;
+    int kind = b % 2 ? MC_F_BAR2 : MC_F_BAR;
+    _Atomic uint64_t *mine = &mc_flag(sh, kind, sh->r)->v;
     for (int k = 0, d = 1; d < sh->p; k++, d <<= 1) {
         atomic_store_explicit(mine, mc_seq(b, (uint32_t)k + 1), memory_order_release);
         mc_sync_events++;
         int from = (sh->r - d + sh->p) % sh->p;
-        mc_wait_flag(&mc_flag(sh, MC_F_BAR, from)->v, mc_seq(b, (uint32_t)k + 1));
+        mc_wait_flag(&mc_flag(sh, kind, from)->v, mc_seq(b, (uint32_t)k + 1));
     }
+    mc_claim(mc_flag(sh, b % 2 ? MC_F_BAR : MC_F_BAR2, sh->r), MC_LINE); /* barrier b + 1's */
 }
 
 void mc_shm_x_publish(mc_shm_t *sh, mc_xchg_t *x)
