@@ -140,7 +140,8 @@ typedef struct mc_shm {
     mc_xchg_t fan;           /* the fan-in exchange (mc_shm_fan_*) */
     int fan_root[MC_FAN_RING]; /* root of the last MC_FAN_RING fan-in exchanges, by k % MC_FAN_RING (-1: none) */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
-    size_t step_len;         /* payload this rank wrote after its STEP line in this op (mc_shm_end claims as much) */
+    size_t step_len;         /* payload this rank last wrote after its STEP line (mc_shm_end claims as much) */
+    uint64_t step_op;        /* the op it was written in */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
     int nsock, sock;         /* number of sockets, this rank's socket */
     int *sock_of;            /* [p] socket of every local rank */
@@ -256,7 +257,10 @@ static inline unsigned char *mc_shm_slot_payload(mc_flag_t *f, size_t len)
 /* Payload of len <= MC_STEP_PAYLOAD bytes in `rank`'s STEP line of this op. */
 static inline unsigned char *mc_shm_step_payload(mc_shm_t *sh, int rank, size_t len)
 {
-    if (rank == sh->r && len > MC_INLINE) sh->step_len = len;
+    if (rank == sh->r && len > MC_INLINE) {
+        sh->step_len = len;
+        sh->step_op = sh->op;
+    }
     return mc_shm_slot_payload(mc_flag(sh, MC_F_STEP, rank), len);
 }
 

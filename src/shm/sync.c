@@ -103,17 +103,17 @@ void mc_shm_quiesce_inline(mc_shm_t *sh)
     if (sh->op > MC_RING) wait_done(sh, sh->op - MC_RING);
 }
 
-/* Also claims the payload after this rank's STEP line of the next op, as much as it wrote
- * in this one (mc_claim). Not the line itself: a reader polls it, maybe before this rank
- * writes it, and then the claim costs the writer one more round trip (bcast in batches of
- * 100, roots rotating, 8-256 B: 1.77-2.53x over native Open MPI without claims,
- * 1.65-2.26x with the line claimed too). */
+/* Also claims the payload after this rank's STEP line of the next op, as much as it last
+ * wrote, if it wrote one in the last p ops (roots that rotate write every p-th op: the claim
+ * is made at the end of the op before; mc_claim). Not the line itself: a reader polls it,
+ * maybe before this rank writes it, and then the claim costs the writer one more round trip
+ * (bcast in batches of 100, roots rotating, 8-256 B: 1.77-2.53x over native Open MPI without
+ * claims, 1.65-2.26x with the line claimed too). */
 void mc_shm_end(mc_shm_t *sh)
 {
     mc_shm_set(sh, MC_F_DONE, MC_STEP_END);
-    if (sh->step_len)
+    if (sh->step_len && sh->op - sh->step_op < (uint64_t)sh->p)
         mc_claim(sh->step + ((size_t)sh->r * MC_RING + (sh->op + 1) % MC_RING) * MC_STEP_SLOT + MC_LINE, sh->step_len);
-    sh->step_len = 0;
 }
 
 void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step)
