@@ -122,9 +122,9 @@ static void world_release(world_t *w)
 /* This process's world rank, and its world's lowest rank in comm. A communicator may hold
  * processes of several MPI worlds (MPI_Comm_spawn, MPI_Comm_connect), each numbering its
  * processes from 0: a world is told apart by its lowest rank in comm, the first whose process
- * is in this process's world. 0 when the world cannot be read (then the caller's rank stands
- * for both: its virtual node is its own). */
-static int world_place(MPI_Comm comm, int *wrank, int *first)
+ * is in this process's world. Where the world cannot be read (no memory, a failed call), the
+ * caller's comm rank stands for what is missing: its virtual node is then its own. */
+static void world_place(MPI_Comm comm, int *wrank, int *first)
 {
     world_t w;
     MPI_Group g = MPI_GROUP_NULL;
@@ -145,7 +145,6 @@ static int world_place(MPI_Comm comm, int *wrank, int *first)
     if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
     if (in) world_release(&w);
     free(in);
-    return ok;
 }
 
 /* Node communicator: ranks sharing memory, optionally cut into virtual nodes of k
@@ -249,9 +248,10 @@ static _Atomic uint64_t made, made_by_table; /* contexts (mcoll_setup_stats) */
 static void learn_world(const mc_ctx_t *c)
 {
     int same = MPI_UNEQUAL;
-    if (atomic_load(&world_key) || !mc_world_up() || PMPI_Comm_compare(c->comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
+    if (atomic_load(&world_key) || !mc_world_up() ||
+        PMPI_Comm_compare(c->comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS ||
         (same != MPI_IDENT && same != MPI_CONGRUENT))
-        return;
+        return; /* known, or no MPI_COMM_WORLD (MPI sessions alone), or not the world */
     int *key = malloc(sizeof(int) * (size_t)c->size), *none = NULL;
     if (!key) return;
     for (int r = 0; r < c->size; r++) key[r] = c->node_leader[c->node_of[r]];
