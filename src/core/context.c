@@ -119,6 +119,18 @@ static void world_release(world_t *w)
 #endif
 }
 
+/* out[r] = the rank in world group wg of comm's rank r (MPI_UNDEFINED: not in that world), for
+ * every rank of comm (p of them); scratch holds p ints. 0 when a call fails. */
+static int world_ranks(MPI_Comm comm, MPI_Group wg, int p, int *scratch, int *out)
+{
+    MPI_Group g;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS) return 0;
+    for (int r = 0; r < p; r++) scratch[r] = r;
+    int ok = PMPI_Group_translate_ranks(g, p, scratch, wg, out) == MPI_SUCCESS;
+    PMPI_Group_free(&g);
+    return ok;
+}
+
 /* This process's world rank, and its world's lowest rank in comm. A communicator may hold
  * processes of several MPI worlds (MPI_Comm_spawn, MPI_Comm_connect), each numbering its
  * processes from 0: a world is told apart by its lowest rank in comm, the first whose process
@@ -127,22 +139,18 @@ static void world_release(world_t *w)
 static void world_place(MPI_Comm comm, int *wrank, int *first)
 {
     world_t w;
-    MPI_Group g = MPI_GROUP_NULL;
-    int p = 0, ok;
+    int p = 0;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, first);
     *wrank = *first;
     int *in = malloc(2 * sizeof(int) * (size_t)p), *out = in ? in + p : NULL;
-    ok = in && world_group(&w) && PMPI_Group_rank(w.g, wrank) == MPI_SUCCESS &&
-         PMPI_Comm_group(comm, &g) == MPI_SUCCESS;
-    for (int r = 0; ok && r < p; r++) in[r] = r;
-    ok = ok && PMPI_Group_translate_ranks(g, p, in, w.g, out) == MPI_SUCCESS;
+    int ok = in && world_group(&w) && PMPI_Group_rank(w.g, wrank) == MPI_SUCCESS &&
+             world_ranks(comm, w.g, p, in, out);
     for (int r = 0; ok && r < p; r++)
         if (out[r] != MPI_UNDEFINED) {
             *first = r;
             break;
         }
-    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
     if (in) world_release(&w);
     free(in);
 }
@@ -264,13 +272,11 @@ static void learn_world(const mc_ctx_t *c)
 static int leaders_by_table(const mc_ctx_t *c, int *lead)
 {
     int *key = atomic_load(&world_key), p = c->size, ok = key != NULL;
-    MPI_Group g = MPI_GROUP_NULL, wg = MPI_GROUP_NULL;
+    MPI_Group wg = MPI_GROUP_NULL;
     int *w = ok ? malloc(sizeof(int) * 2 * (size_t)p) : NULL;
     int *first = ok ? malloc(sizeof(int) * (size_t)world_size) : NULL;
-    ok = w && first && PMPI_Comm_group(c->comm, &g) == MPI_SUCCESS &&
-         PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS;
-    for (int r = 0; ok && r < p; r++) w[p + r] = r;
-    ok = ok && PMPI_Group_translate_ranks(g, p, w + p, wg, w) == MPI_SUCCESS;
+    ok = w && first && PMPI_Comm_group(MPI_COMM_WORLD, &wg) == MPI_SUCCESS &&
+         world_ranks(c->comm, wg, p, w + p, w);
     for (int i = 0; ok && i < world_size; i++) first[i] = -1;
     for (int r = 0; ok && r < p; r++) {
         ok = w[r] >= 0 && w[r] < world_size; /* not MPI_UNDEFINED */
@@ -279,7 +285,6 @@ static int leaders_by_table(const mc_ctx_t *c, int *lead)
         if (first[k] < 0) first[k] = r;
         lead[r] = first[k];
     }
-    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
     if (wg != MPI_GROUP_NULL) PMPI_Group_free(&wg);
     free(w);
     free(first);
