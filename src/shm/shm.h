@@ -59,9 +59,9 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
  * payload stops at 2 KiB, where single calls still gain. */
 #define MC_STEP_PAYLOAD 2048
 #define MC_STEP_SLOT (MC_LINE + MC_STEP_PAYLOAD)
-/* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes, a ring of
- * MC_FAN_RING slots per rank. */
-#define MC_FAN_MAX 1024
+/* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes (the limit:
+ * dpml_fan in reduce_scatter/shm_common.c), a ring of MC_FAN_RING slots per rank. */
+#define MC_FAN_MAX 2048
 #define MC_FAN_RING 4
 #define MC_FAN_SLOT (MC_LINE + MC_FAN_MAX)
 

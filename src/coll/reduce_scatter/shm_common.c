@@ -524,9 +524,13 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
 /* A reduce of at most MC_FAN_MAX bytes (shm.h): the fan-in exchange (every rank copies in, the root
  * chains in rank order; no op, no DONE flag). Same DAV as the tiny path.
  * Measured (2 ranks, batches of 100, roots rotating): 128-256 B 0.34-0.38 us against 0.41-0.45
- * on the general path, 2 KiB 0.64-0.67 against 0.47-0.54 (so the limit; on an AMD EPYC the
- * same: 0.51-0.57 against 0.38-0.43). In such batches alternating buffers lose to the one
- * data-area slot that every call rewrites (shm.h, MC_STEP_PAYLOAD). */
+ * on the general path, 2 KiB 0.64-0.67 against 0.47-0.54 (so the limit was 1 KiB; on an AMD
+ * EPYC the same: 0.51-0.57 against 0.38-0.43). In such batches alternating buffers lost to the
+ * one data-area slot that every call rewrites (shm.h, MC_STEP_PAYLOAD). With the slot claimed
+ * for the next exchange (mc_shm_x_claim_next) 2 KiB gains on the Intel Xeon VM (same-run over
+ * native Open MPI, 3 launches each, limit 1 KiB -> 2 KiB: batches 1.50-1.55x -> 1.59-1.71x,
+ * single calls 1.16-1.29x -> 1.70-1.94x; MPICH runs: batches the same, single calls
+ * 1.64-1.68x -> 2.04-2.38x): the limit is 2 KiB (not re-measured on an AMD EPYC). */
 static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
 {
     mc_copy_t(mc_shm_fan_begin(sh, a->root, s), a->sbuf, s);
