@@ -186,10 +186,14 @@ void mc_shm_pool_close(void);
 /* Regions this process mapped anew, and took over from the pool (mcoll_setup_stats). */
 void mc_shm_region_counts(uint64_t *created, uint64_t *reused);
 
+/* `rank`'s STEP line of op `op` (its ring slot). */
+static inline mc_flag_t *mc_step_line(const mc_shm_t *sh, int rank, uint64_t op)
+{
+    return (mc_flag_t *)(sh->step + ((size_t)rank * MC_RING + op % MC_RING) * MC_STEP_SLOT);
+}
 static inline mc_flag_t *mc_flag(mc_shm_t *sh, int kind, int rank)
 {
-    if (kind == MC_F_STEP)
-        return (mc_flag_t *)(sh->step + ((size_t)rank * MC_RING + sh->op % MC_RING) * MC_STEP_SLOT);
+    if (kind == MC_F_STEP) return mc_step_line(sh, rank, sh->op);
     return &sh->flags[kind * sh->p + rank];
 }
 static inline mc_post_t *mc_post(mc_shm_t *sh, int rank, int slot)

@@ -112,10 +112,8 @@ void mc_shm_quiesce_inline(mc_shm_t *sh)
 void mc_shm_end(mc_shm_t *sh)
 {
     mc_shm_set(sh, MC_F_DONE, MC_STEP_END);
-    if (sh->step_len && sh->op - sh->step_op < (uint64_t)sh->p) {
-        size_t next = (size_t)sh->r * MC_RING + (sh->op + 1) % MC_RING;
-        mc_claim(sh->step + next * MC_STEP_SLOT + MC_LINE, sh->step_len);
-    }
+    if (sh->step_len && sh->op - sh->step_op < (uint64_t)sh->p)
+        mc_claim((char *)mc_step_line(sh, sh->r, sh->op + 1) + MC_LINE, sh->step_len);
 }
 
 void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step)
