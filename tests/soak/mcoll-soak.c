@@ -349,7 +349,8 @@ static const char *coll_names[NCOLL] = {
     "alltoall",  "alltoallv",  "scan",   "exscan"};
 
 typedef struct {
-    int coll, ci, p, r, root, inplace, fam, nat_first;
+    int coll, ci, p, r, root, inplace, fam, nat_first, radix, heap, reps;
+    long seg;
     MPI_Comm comm;
     long n;          /* ints (movers, even in the int family), bytes/doubles, or reduction elements */
     const rop_t *ro; /* reductions */
@@ -470,6 +471,9 @@ static void describe(const call_t *c, const char *alg)
                      : "",
              c->rt && !c->ro ? "->" : "", c->rt && !c->ro ? c->rt->name : "", c->root,
              c->inplace ? " in place" : "", c->nat_first ? "native" : "mcoll");
+    size_t l = strlen(label);
+    snprintf(label + l, sizeof label - l, " segsize %ld radix %d %s x%d", c->seg, c->radix,
+             c->heap ? "heap" : "malloc", c->reps);
     if (c->coll == REDUCE_SCATTER) list_ints(" counts", c->cnt, c->p);
     if (c->coll == SCATTERV || c->coll == ALLTOALLV)
         list_ints(" sendcounts", c->scnt, c->p), list_ints(" sdispls", c->sdsp, c->p);
@@ -575,11 +579,11 @@ static void one_call(int ci, MPI_Comm comm)
     int na = mcoll_alg_count(cn), ai = pick(6, na + na / 2 + 1) - na / 2 - 1; /* about 1/3 the default */
     const char *alg = ai >= 0 ? mcoll_alg_name(cn, ai) : "auto";
     static const long segs[] = {0, 3, 1001, 8192, 65536};
-    long seg = chance(7, 20) ? segs[pick(8, 5)] : -1;
-    int radix = chance(9, 20) ? 2 + pick(10, 7) : -1;
+    c.seg = chance(7, 20) ? segs[pick(8, 5)] : -1;
+    c.radix = chance(9, 20) ? 2 + pick(10, 7) : -1;
     mcoll_set_alg(cn, alg);
-    mcoll_set_segsize(cn, seg);
-    mcoll_set_radix(cn, radix);
+    mcoll_set_segsize(cn, c.seg);
+    mcoll_set_radix(cn, c.radix);
 
     size_t slen = 0, rlen = 0, unit = base_size(c.fam);
     if (is_red) {
@@ -675,15 +679,15 @@ static void one_call(int ci, MPI_Comm comm)
 
     /* buffers: A (mcoll) in the heap for some calls, B (native) from malloc; same contents.
      * Some calls repeat on the same buffers with new data (mcoll's repeated-call path). */
-    int heap = chance(13, heap_share), reps = chance(16, 20) ? 2 + pick(17, 3) : 1;
+    c.heap = chance(13, heap_share), c.reps = chance(16, 20) ? 2 + pick(17, 3) : 1;
     size_t al = c.ro ? 8 : c.fam == F_BYTE ? 1 : c.fam == F_INT ? 4 : 8;
     size_t soff = al * (size_t)pick(14, 8), roff = al * (size_t)pick(15, 8);
     buf_t sa, sbn, ra, rbn;
-    buf_make(&sa, slen, heap, soff), buf_make(&sbn, slen, 0, soff);
-    buf_make(&ra, rlen, heap, roff), buf_make(&rbn, rlen, 0, roff);
+    buf_make(&sa, slen, c.heap, soff), buf_make(&sbn, slen, 0, soff);
+    buf_make(&ra, rlen, c.heap, roff), buf_make(&rbn, rlen, 0, roff);
     describe(&c, alg);
     if (verbose > 1 && wrank == 0) printf("%s\n", label);
-    for (int rep = 0; rep < reps; rep++) run_both(&c, rep, &sa, &sbn, &ra, &rbn);
+    for (int rep = 0; rep < c.reps; rep++) run_both(&c, rep, &sa, &sbn, &ra, &rbn);
     buf_free(&sa), buf_free(&sbn), buf_free(&ra), buf_free(&rbn);
 }
 
