@@ -544,6 +544,102 @@ static void run_both(const call_t *c, int rep, buf_t *sa, buf_t *sbn, buf_t *ra,
     compare(c, rep, "send buffer", sa, sbn, 0, 0);
 }
 
+/* A reduction's op, count and buffer lengths (bytes) under cap bytes per block. */
+static void draw_reduction(call_t *c, long cap, size_t *slen, size_t *rlen)
+{
+    c->ro = &rops[pick(11, nrops)];
+    /* MPICH 4.0's own in-place reduce to a root other than 0 (4 KiB and more) crashes,
+     * and its in-place reduce-scatter of unequal blocks (hundreds of KiB) fails an overlap
+     * assertion: no oracle there */
+    if (native_mpich && c->inplace && (c->coll == REDUCE_SCATTER || (c->coll == REDUCE && c->root != 0)))
+        c->inplace = 0;
+    c->n = draw_units(12, c->ro->size, cap);
+    size_t e = c->ro->size;
+    switch (c->coll) {
+    case REDUCE_SCATTER_BLOCK:
+        *slen = e * (size_t)c->n * (size_t)c->p;
+        *rlen = c->inplace ? *slen : e * (size_t)c->n;
+        break;
+    case REDUCE_SCATTER: {
+        long tot = 0;
+        for (int i = 0; i < c->p; i++) {
+            c->cnt[i] = chance(200 + (uint64_t)i, 15) ? 0 : (int)draw_units(300 + (uint64_t)i, e, cap);
+            tot += c->cnt[i];
+        }
+        *slen = e * (size_t)tot, *rlen = c->inplace ? *slen : e * (size_t)c->cnt[c->r];
+        break;
+    }
+    default:
+        *slen = *rlen = e * (size_t)c->n;
+    }
+}
+
+/* A data mover's types, counts, v-layouts and buffer lengths (bytes) under cap bytes per block. */
+static void draw_mover(call_t *c, long cap, size_t *slen, size_t *rlen)
+{
+    size_t unit = base_size(c->fam);
+    c->st = mtype_of(c->fam, c->r, 0), c->rt = mtype_of(c->fam, c->r, 1);
+    c->n = draw_units(12, unit, cap);
+    if (c->fam == F_INT) c->n &= ~1L; /* a vec2int holds two */
+    long n = c->n;
+    switch (c->coll) {
+    case BCAST:
+        *rlen = span(c->rt, n / c->rt->per);
+        break;
+    case ALLGATHER:
+    case ALLTOALL:
+        *slen = span(c->st, n / c->st->per * (c->coll == ALLTOALL ? c->p : 1));
+        *rlen = span(c->rt, n / c->rt->per * c->p);
+        break;
+    case GATHER:
+        *slen = span(c->st, n / c->st->per);
+        *rlen = c->r == c->root ? span(c->rt, n / c->rt->per * c->p) : 0;
+        break;
+    case SCATTER:
+        *slen = c->r == c->root ? span(c->st, n / c->st->per * c->p) : 0;
+        *rlen = span(c->rt, n / c->rt->per);
+        break;
+    case ALLGATHERV:
+    case GATHERV:
+    case SCATTERV: {
+        int units[64];
+        for (int i = 0; i < c->p; i++) {
+            units[i] = chance(400 + (uint64_t)i, 15) ? 0 : (int)draw_units(500 + (uint64_t)i, unit, cap);
+            if (c->fam == F_INT) units[i] &= ~1;
+        }
+        if (c->coll == SCATTERV) {
+            if (c->r == c->root) v_layout(600, c->p, units, c->st, c->scnt, c->sdsp, slen);
+            c->rcnt[0] = units[c->r] / c->rt->per;
+            *rlen = span(c->rt, c->rcnt[0]);
+        } else {
+            if (c->coll == ALLGATHERV || c->r == c->root)
+                v_layout(600, c->p, units, c->rt, c->rcnt, c->rdsp, rlen);
+            c->scnt[0] = units[c->r] / c->st->per;
+            *slen = span(c->st, c->scnt[0]);
+            if (c->inplace && c->coll == ALLGATHERV) *slen = 0; /* each input sits in its own block */
+        }
+        break;
+    }
+    case ALLTOALLV: {
+        int units[64][64];
+        for (int i = 0; i < c->p; i++)
+            for (int j = 0; j < c->p; j++) {
+                int a = i < j || !c->inplace ? i : j,
+                    b = i < j || !c->inplace ? j : i; /* symmetric in place */
+                uint64_t k = 700 + (uint64_t)a * 64 + (uint64_t)b;
+                units[i][j] = chance(k, 15) ? 0 : (int)draw_units(k + 5000, unit, cap / (c->p > 1 ? 2 : 1));
+                if (c->fam == F_INT) units[i][j] &= ~1;
+            }
+        int col[64];
+        for (int i = 0; i < c->p; i++) col[i] = units[i][c->r];
+        v_layout(800 + (uint64_t)c->r, c->p, units[c->r], c->st, c->scnt, c->sdsp, slen);
+        v_layout(900 + (uint64_t)c->r, c->p, col, c->rt, c->rcnt, c->rdsp, rlen);
+        if (c->inplace) *slen = 0; /* the receive side's counts on both ends: symmetric */
+        break;
+    }
+    }
+}
+
 /* Draw one call on communicator comm (this rank's view), run it both ways, compare. */
 static void one_call(int ci, MPI_Comm comm)
 {
@@ -585,96 +681,11 @@ static void one_call(int ci, MPI_Comm comm)
     mcoll_set_segsize(cn, c.seg);
     mcoll_set_radix(cn, c.radix);
 
-    size_t slen = 0, rlen = 0, unit = base_size(c.fam);
-    if (is_red) {
-        c.ro = &rops[pick(11, nrops)];
-        /* MPICH 4.0's own in-place reduce to a root other than 0 (4 KiB and more) crashes,
-         * and its in-place reduce-scatter of unequal blocks (hundreds of KiB) fails an overlap
-         * assertion: no oracle there */
-        if (native_mpich && c.inplace && (c.coll == REDUCE_SCATTER || (c.coll == REDUCE && c.root != 0)))
-            c.inplace = 0;
-        c.n = draw_units(12, c.ro->size, cap);
-        size_t e = c.ro->size;
-        switch (c.coll) {
-        case REDUCE_SCATTER_BLOCK:
-            slen = e * (size_t)c.n * (size_t)c.p;
-            rlen = c.inplace ? slen : e * (size_t)c.n;
-            break;
-        case REDUCE_SCATTER: {
-            long tot = 0;
-            for (int i = 0; i < c.p; i++) {
-                c.cnt[i] = chance(200 + (uint64_t)i, 15) ? 0 : (int)draw_units(300 + (uint64_t)i, e, cap);
-                tot += c.cnt[i];
-            }
-            slen = e * (size_t)tot, rlen = c.inplace ? slen : e * (size_t)c.cnt[c.r];
-            break;
-        }
-        default:
-            slen = rlen = e * (size_t)c.n;
-        }
-    } else if (c.coll != BARRIER) {
-        c.st = mtype_of(c.fam, c.r, 0), c.rt = mtype_of(c.fam, c.r, 1);
-        c.n = draw_units(12, unit, cap);
-        if (c.fam == F_INT) c.n &= ~1L; /* a vec2int holds two */
-        long n = c.n;
-        switch (c.coll) {
-        case BCAST:
-            rlen = span(c.rt, n / c.rt->per);
-            break;
-        case ALLGATHER:
-        case ALLTOALL:
-            slen = span(c.st, n / c.st->per * (c.coll == ALLTOALL ? c.p : 1));
-            rlen = span(c.rt, n / c.rt->per * c.p);
-            break;
-        case GATHER:
-            slen = span(c.st, n / c.st->per);
-            rlen = c.r == c.root ? span(c.rt, n / c.rt->per * c.p) : 0;
-            break;
-        case SCATTER:
-            slen = c.r == c.root ? span(c.st, n / c.st->per * c.p) : 0;
-            rlen = span(c.rt, n / c.rt->per);
-            break;
-        case ALLGATHERV:
-        case GATHERV:
-        case SCATTERV: {
-            int units[64];
-            for (int i = 0; i < c.p; i++) {
-                units[i] = chance(400 + (uint64_t)i, 15) ? 0 : (int)draw_units(500 + (uint64_t)i, unit, cap);
-                if (c.fam == F_INT) units[i] &= ~1;
-            }
-            if (c.coll == SCATTERV) {
-                if (c.r == c.root) v_layout(600, c.p, units, c.st, c.scnt, c.sdsp, &slen);
-                c.rcnt[0] = units[c.r] / c.rt->per;
-                rlen = span(c.rt, c.rcnt[0]);
-            } else {
-                if (c.coll == ALLGATHERV || c.r == c.root)
-                    v_layout(600, c.p, units, c.rt, c.rcnt, c.rdsp, &rlen);
-                c.scnt[0] = units[c.r] / c.st->per;
-                slen = span(c.st, c.scnt[0]);
-                if (c.inplace && c.coll == ALLGATHERV) slen = 0; /* each input sits in its own block */
-            }
-            break;
-        }
-        case ALLTOALLV: {
-            int units[64][64];
-            for (int i = 0; i < c.p; i++)
-                for (int j = 0; j < c.p; j++) {
-                    int a = i < j || !c.inplace ? i : j,
-                        b = i < j || !c.inplace ? j : i; /* symmetric in place */
-                    uint64_t k = 700 + (uint64_t)a * 64 + (uint64_t)b;
-                    units[i][j] =
-                        chance(k, 15) ? 0 : (int)draw_units(k + 5000, unit, cap / (c.p > 1 ? 2 : 1));
-                    if (c.fam == F_INT) units[i][j] &= ~1;
-                }
-            int col[64];
-            for (int i = 0; i < c.p; i++) col[i] = units[i][c.r];
-            v_layout(800 + (uint64_t)c.r, c.p, units[c.r], c.st, c.scnt, c.sdsp, &slen);
-            v_layout(900 + (uint64_t)c.r, c.p, col, c.rt, c.rcnt, c.rdsp, &rlen);
-            if (c.inplace) slen = 0; /* the receive side's counts on both ends: symmetric */
-            break;
-        }
-        }
-    }
+    size_t slen = 0, rlen = 0;
+    if (is_red)
+        draw_reduction(&c, cap, &slen, &rlen);
+    else if (c.coll != BARRIER)
+        draw_mover(&c, cap, &slen, &rlen);
     if (c.inplace && (c.coll == ALLGATHER || c.coll == ALLTOALL)) slen = 0; /* the input is in rbuf */
 
     /* buffers: A (mcoll) in the heap for some calls, B (native) from malloc; same contents.
