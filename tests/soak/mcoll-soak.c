@@ -112,7 +112,7 @@ static const mtype_t *mtype_of(int fam, int r, int side)
 {
     if (fam == F_BYTE) return &mt_byte;
     if (fam == F_DOUBLE) return &mt_double;
-    int k = pick(0x7000 + (uint64_t)r, 5); /* int/int, int/rsz, rsz/int, rsz/rsz, vec/vec */
+    int k = pick(0x7000 + (uint64_t)r, 5); /* send/receive: int/int, rsz/int, int/rsz, rsz/rsz, vec/vec */
     return k == 4 ? &mt_int[1] : &mt_int[(side ? k >> 1 : k & 1) ? 2 : 0];
 }
 static size_t base_size(int fam)
@@ -127,8 +127,9 @@ typedef struct {
     const char *name;
     MPI_Datatype dt;
     MPI_Op op;
-    int base; /* 'i' int32, 'd' double, 'f' float, 'l' int64, 's' int16, 'c' uint8, 'p' pair of int32, 'q'
-                 float+int */
+    /* 'i' int32, 'd' double, 'f' float, 'l' int64, 's' int16, 'c' uint8, 'p' pair of int32,
+     * 'q' float and int */
+    int base;
     int vals;
     size_t size;
 } rop_t;
