@@ -355,7 +355,7 @@ typedef struct {
     MPI_Comm comm;
     long n;          /* ints (movers, even in the int family), bytes/doubles, or reduction elements */
     const rop_t *ro; /* reductions */
-    int *cnt, *dsp;  /* reduce_scatter's counts */
+    int *cnt;        /* reduce_scatter's counts */
     int *scnt, *sdsp, *rcnt, *rdsp; /* v-counts and displacements in elements of st / rt */
     const mtype_t *st, *rt;
 } call_t;
@@ -662,8 +662,8 @@ static void one_call(int ci, MPI_Comm comm)
      * vectors and resized ints: no oracle for derived types beyond the eager sizes there */
     if (native_mpich && c.fam == F_INT && !is_red && cap > (4 << 10)) cap = 4 << 10;
     c.inplace = c.coll != BARRIER && c.coll != BCAST && chance(5, 25);
-    int cnt_[4][64] = {{0}};
-    c.cnt = cnt_[0], c.dsp = cnt_[1], c.scnt = cnt_[2], c.rcnt = cnt_[3];
+    int cnt_[3][64] = {{0}};
+    c.cnt = cnt_[0], c.scnt = cnt_[1], c.rcnt = cnt_[2];
     int sdsp_[64] = {0}, rdsp_[64] = {0};
     c.sdsp = sdsp_, c.rdsp = rdsp_;
     if (c.p > 64) {
