@@ -143,12 +143,17 @@ static long auto_iters(size_t m)
     return n < 5 ? 5 : n > 1000 ? 1000 : n;
 }
 
-/* A tenth of the repetitions; one is enough where single calls take milliseconds. */
+/* A tenth of the repetitions, at least BENCH_WARM_MIN: mcoll's trials (shm/trial.c) try each
+ * way of a size class for 3 calls before they keep to the fastest, so a warm-up of one call
+ * timed those tries: allgather of 64 MiB blocks (5 repetitions, 2 ranks, malloc buffers,
+ * staged 6.9 ms, CMA 12.4 ms) measured 11.3 ms with one warm-up call, 6.1 ms with 8 (OSU's
+ * benchmarks skip 10 calls of a large message). */
+#define BENCH_WARM_MIN 8
 static long warmup_count(const bench_opts_t *o, long iters)
 {
     if (o->warmup >= 0) return o->warmup;
     long w = iters / 10;
-    return iters <= 10 ? 1 : w < 2 ? 2 : w > 50 ? 50 : w;
+    return w < BENCH_WARM_MIN ? BENCH_WARM_MIN : w > 50 ? 50 : w;
 }
 
 /* ---------------------------------------------------------------- statistics */
@@ -181,12 +186,13 @@ static int warm_reps(run_t *r, long from, long n, double *wt)
     return rc || !wt || !n ? rc : PMPI_Allreduce(MPI_IN_PLACE, wt, (int)n, MPI_DOUBLE, MPI_MAX, W);
 }
 
-/* The automatic warm-up stops at a tenth of the time limit, but runs at least 8 repetitions. */
+/* The automatic warm-up stops at a tenth of the time limit, but runs at least BENCH_WARM_MIN
+ * repetitions. */
 static long warm_cap(const run_t *r, long more, double per)
 {
     if (r->o->warmup >= 0 || per <= 0) return more;
     long cap = (long)(0.1 * r->o->time_limit / per);
-    cap = cap < 8 ? 8 : cap;
+    cap = cap < BENCH_WARM_MIN ? BENCH_WARM_MIN : cap;
     return more < cap ? more : cap;
 }
 
