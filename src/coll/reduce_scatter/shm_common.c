@@ -530,7 +530,9 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
  * for the next exchange (mc_shm_x_claim_next) 2 KiB gains on the Intel Xeon VM (same-run over
  * native Open MPI, 3 launches each, limit 1 KiB -> 2 KiB: batches 1.50-1.55x -> 1.59-1.71x,
  * single calls 1.16-1.29x -> 1.70-1.94x; MPICH runs: batches the same, single calls
- * 1.64-1.68x -> 2.04-2.38x): the limit is 2 KiB (not re-measured on an AMD EPYC). */
+ * 1.64-1.68x -> 2.04-2.38x): the limit is 2 KiB. On an AMD EPYC (family 26, its slow state,
+ * 5 launches each) 2 KiB lost in batches, 1.80-1.84x -> 1.51-1.56x, and gained little in single
+ * calls, 1.39-1.67x -> 1.56-1.63x: still 1.5x, so the limit stays. */
 static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
 {
     mc_copy_t(mc_shm_fan_begin(sh, a->root, s), a->sbuf, s);
