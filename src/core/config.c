@@ -16,7 +16,7 @@
 
 static const mc_cfg_var_t vars[] = {
     {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
-    {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize"},
+    {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize (sessions alone: rank 0's own at the last MPI_Session_finalize)"},
     {"MCOLL_RULES", MC_CFG_STR, "", "rules file whose rows take precedence over the default selection (README, Tuning and models)"},
     {"MCOLL_SELECT", MC_CFG_STR, "model", "default selection: model (cheapest applicable algorithm under MCOLL_MODEL and MCOLL_PROFILE) or table (the built-in measured rule table)"},
     {"MCOLL_MODEL", MC_CFG_STR, "plogp", "performance model of the default selection: hockney, loggp or plogp"},

@@ -119,6 +119,15 @@ static void world_release(world_t *w)
 #endif
 }
 
+int mc_world_rank(void)
+{
+    world_t w;
+    int r = -1;
+    if (world_group(&w) && PMPI_Group_rank(w.g, &r) != MPI_SUCCESS) r = -1;
+    world_release(&w);
+    return r;
+}
+
 /* out[r] = the rank in world group wg of comm's rank r (MPI_UNDEFINED: not in that world), for
  * every rank of comm (p of them); scratch holds p ints. 0 when a call fails. */
 static int world_ranks(MPI_Comm comm, MPI_Group wg, int p, int *scratch, int *out)

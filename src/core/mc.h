@@ -82,6 +82,9 @@ void mc_ctx_counts(uint64_t *contexts, uint64_t *by_table);
 /* MPI_Init has run and MPI_Finalize not: MPI_COMM_WORLD is valid (not in a program that
  * uses MPI sessions alone). */
 int mc_world_up(void);
+/* This process's rank in its world (MPI_COMM_WORLD, or the process set mpi://WORLD of a
+ * session of mcoll's own where MPI_Init was not called); -1 when it cannot be read. */
+int mc_world_rank(void);
 /* Raises rc for an error attached to no communicator (a null one, MPI_Free_mem) on
  * MPI_COMM_WORLD, as the native MPIs do; with MPI sessions alone there is no world and rc is
  * only returned. Returns rc. */

@@ -155,9 +155,9 @@ void mcoll_stats_reset(void)
 #define NFIX 9
 #define ROW (NFIX + MC_MAX_ALGS)
 
-static void print_table(const uint64_t *sum, int nprocs)
+static void print_table(const uint64_t *sum, const char *whose)
 {
-    printf("mcoll statistics (sum over %d ranks)\n", nprocs);
+    printf("mcoll statistics (%s)\n", whose);
     printf("%-22s %10s %10s %10s %14s %14s %10s %10s %14s %10s  %s\n", "collective", "calls", "mcoll",
            "fallback", "bytes", "shm_dav", "shm_syncs", "inter_msgs", "inter_bytes", "rounds",
            "algorithms");
@@ -175,19 +175,35 @@ static void print_table(const uint64_t *sum, int nprocs)
     fflush(stdout);
 }
 
-void mc_stats_report(void)
+/* This process's rows (all threads' counters) into out[MC_NCOLL * ROW]. */
+static void own_rows(uint64_t *out)
 {
-    uint64_t mine[MC_NCOLL * ROW], sum[MC_NCOLL * ROW];
     for (int c = 0; c < MC_NCOLL; c++) {
-        uint64_t *r = mine + (size_t)c * ROW;
+        uint64_t *r = out + (size_t)c * ROW;
         r[0] = TOTAL(c, calls); r[1] = TOTAL(c, handled); r[2] = TOTAL(c, fallback);
         r[3] = TOTAL(c, bytes); r[4] = TOTAL(c, dav); r[5] = TOTAL(c, syncs);
         r[6] = TOTAL(c, inter_msgs); r[7] = TOTAL(c, inter_bytes); r[8] = TOTAL(c, rounds);
         for (int i = 0; i < MC_MAX_ALGS; i++) r[NFIX + i] = TOTAL(c, alg_calls[i]);
     }
+}
+
+void mc_stats_report(void)
+{
+    uint64_t mine[MC_NCOLL * ROW], sum[MC_NCOLL * ROW];
+    char whose[64];
+    own_rows(mine);
     int rank, size;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &size);
     PMPI_Reduce(mine, sum, MC_NCOLL * ROW, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0) print_table(sum, size);
+    snprintf(whose, sizeof whose, "sum over %d ranks", size);
+    if (rank == 0) print_table(sum, whose);
+}
+
+void mc_stats_report_own(int world_rank)
+{
+    uint64_t mine[MC_NCOLL * ROW];
+    if (world_rank != 0) return;
+    own_rows(mine);
+    print_table(mine, "world rank 0 alone: no MPI_Finalize, where the ranks' counts are summed");
 }

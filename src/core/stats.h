@@ -26,4 +26,8 @@ int mc_stats_enter(mc_coll_t c);
 void mc_stats_leave(int prev);
 /* Reduces the counters over MPI_COMM_WORLD and prints the table on rank 0. Collective. */
 void mc_stats_report(void);
+/* A program of MPI sessions alone (no MPI_Init, so no MPI_COMM_WORLD): the process of world
+ * rank 0 prints its own counters. Not collective: MPI does not promise that every process
+ * finalizes its sessions, so a reduction there could wait forever. */
+void mc_stats_report_own(int world_rank);
 #endif

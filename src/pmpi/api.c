@@ -1,9 +1,10 @@
-/* Public control API (include/mcoll.h) and MPI_Finalize. */
+/* Public control API (include/mcoll.h), MPI_Finalize and MPI_Session_init/finalize. */
 #include "../core/config.h"
 #include "../core/stats.h"
 #include "../select/select.h"
 #include "../shm/shm.h"
 #include "mcoll.h"
+#include <stdatomic.h>
 #include <string.h>
 
 int mcoll_set_alg(const char *coll, const char *alg)
@@ -69,3 +70,32 @@ int MPI_Finalize(void)
     mc_shm_pool_close();
     return PMPI_Finalize();
 }
+
+#if MPI_VERSION >= 4
+/* The program's open sessions (mcoll's own, made through PMPI, are not counted): where a
+ * program of sessions alone (no MPI_Init) finalizes its last one, MCOLL_STATS prints as
+ * MPI_Finalize would, the counts of world rank 0 alone (mc_stats_report_own). Each time the
+ * count falls to 0: a program may open sessions again, and the counts go on adding up. */
+static atomic_int user_sessions;
+
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    int rc = PMPI_Session_init(info, errhandler, session);
+    if (rc == MPI_SUCCESS) atomic_fetch_add(&user_sessions, 1);
+    return rc;
+}
+
+int MPI_Session_finalize(MPI_Session *session)
+{
+    int init = 0, valid = session && *session != MPI_SESSION_NULL;
+    PMPI_Initialized(&init);
+    /* counted down first, so that of two threads finalizing the last two sessions one reports;
+     * the report before the finalize: mc_world_rank's session of its own must not be the one
+     * that makes the MPI library start again */
+    int last = valid && atomic_fetch_sub(&user_sessions, 1) == 1;
+    if (mc_cfg()->stats && !init && last) mc_stats_report_own(mc_world_rank());
+    int rc = PMPI_Session_finalize(session);
+    if (valid && rc != MPI_SUCCESS) atomic_fetch_add(&user_sessions, 1);
+    return rc;
+}
+#endif
