@@ -608,5 +608,13 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
  * scan's first window; the measurements are at their cost functions). This VM's cores hand
  * lines over slowly (mc_handover_nt); where they share a fast last-level cache less. */
 #define MC_XCORE 2.0
+/* Cost models: a direct algorithm's posting round, in flag rounds (alpha), where the call
+ * then runs another algorithm (the reductions' shm_ma with ordinary buffers, the movers'
+ * pipe when they stage): the flag line and the post's line each cross between the cores,
+ * and the round reads every rank's post. Measured at 2 ranks on an AMD EPYC VM (malloc
+ * buffers, 4-6 launches, flag exchange 0.16-0.24 us): shm_direct took 0.3-0.4 us more than
+ * shm_ma forced at 16-64 KiB (allreduce, reduce_scatter_block, reduce: 14-24 %), where one
+ * alpha (the built-in 0.2 us) kept it within MC_MSEL_TOL of shm_ma from 32 KiB. */
+#define MC_POST_ROUND 2.0
 
 #endif

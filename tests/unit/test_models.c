@@ -243,8 +243,9 @@ static void test_shm_mapping(const mc_profile_t *d)
              2e-6 + 3e-6 + (64.0 * 1048576) * 2 * 4 / 5e9);
         /* bcast direct in the caches: 3 syncs + (p-1) CMA copies: (p-1) xmap + m (p-1)/p / cma_bw */
         NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &small), 3e-6 + 1024 * 0.75 / 5e9 + 3 * 3e-6);
-        /* beyond them the ranks vote to stage: 1 sync (the posts) + the pipe at t_copy */
-        NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big), 3e-6 + 2.5 * (64.0 * 1048576) / 2e9);
+        /* beyond them the ranks vote to stage: the posting round (2 syncs, MC_POST_ROUND: the
+         * flag line and the post's) + the pipe (2 syncs) at t_copy */
+        NEAR(mc_cost_eval(direct, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big), 4e-6 + 2.5 * (64.0 * 1048576) / 2e9);
         /* zero copy (xmap < 0): 3 syncs + every rank copying (p-1)/p of the message */
         mc_cost_in_t zc = big;
         zc.xmap = -1;

@@ -1152,7 +1152,7 @@ double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
  * call's buffers exceed the caches, direct_nt) or whose blocks reach `from` (the pipe's ring
  * beats CMA, ring_stage; a near node assumed): the ranks vote to stage, so the direct
- * algorithm costs its posting round plus its pipe. */
+ * algorithm costs its posting round (MC_POST_ROUND) plus its pipe. */
 static int staged(const mc_cost_in_t *in, size_t from)
 {
     return in->xmap > 0 && (in->far || in->m >= (double)from);
@@ -1161,7 +1161,7 @@ static int staged(const mc_cost_in_t *in, size_t from)
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE_BCAST)) return h->alpha + mc_mv_cost_bcast_pipe(h, in);
+    if (staged(in, MV_RING_STAGE_BCAST)) return MC_POST_ROUND * h->alpha + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1171,7 +1171,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_allgather_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_allgather_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1187,7 +1187,8 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
  * the pipe (ring_stage) */
 double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER)
+        return MC_POST_ROUND * h->alpha + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 /* gather: as scatter on the zero-copy path and with CMA below MV_RING_STAGE (gatherv:
@@ -1195,7 +1196,7 @@ double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
  * round, then the pipe (gatherv_direct votes to stage rather than write by CMA) */
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1204,7 +1205,7 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return h->alpha + mc_mv_cost_alltoall_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_alltoall_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the

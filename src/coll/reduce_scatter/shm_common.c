@@ -870,10 +870,10 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 /* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path posts them, finds
  * them not zero copy and runs the movement-avoiding algorithm (MCOLL_SHM_PATH=auto): that
- * algorithm's cost and the posting round. */
+ * algorithm's cost and the posting round (MC_POST_ROUND). */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + h->alpha;
+    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + MC_POST_ROUND * h->alpha;
     return (dest == MC_SR_ALL ? 3 : 2) * h->alpha + mc_sr_direct_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }
