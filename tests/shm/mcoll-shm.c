@@ -879,7 +879,8 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     mc_shm_t *sh = ctx->shm;
-    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover ? 2 : 3, cma = nways - 1;
+    /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
+    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc ? 2 : 3, cma = nways - 1;
     if (!sh->cma && !trial_zc) {
         if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
         return;
@@ -899,7 +900,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
             if (trial_zc) mine[0] = nt_mover;
         } else {
             mcoll_stats_get(name, &st0);
-            mine[0] = far_call_mine(c, n, *it, 0);
+            mine[0] = far_call_mine(c, n, *it, trial_zc);
             mcoll_stats_get(name, &st1);
             mine[1] = st1.syncs - st0.syncs;
         }
@@ -921,9 +922,11 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
         int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
         int plain = trial_pipe && want == 0 && !shares;   /* the pipe alone: checked below */
-        /* zero copy: pull, or push (streamed; one more publication per rank: pushed) */
-        int path = trial_zc ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
-                            : (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
+        /* zero copy: the allgather's pull, or push (streamed; one more publication per rank:
+         * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications */
+        int path = trial_zc && mover ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
+                   : trial_zc        ? (nt > 0) == (want == 0) && syncs == direct
+                                     : (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
         if (trial_pipe && want == 0) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
@@ -986,6 +989,9 @@ static void test_trial(void)
     trial_zc = 1;
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
+    /* the zero-copy allreduce: push (way 0, streamed) or pull (way 1), from 32 KiB of input */
+    trial_run(MC_ALLREDUCE, (size_t)4 << 10, 1, 1, &it);
+    trial_run(MC_ALLREDUCE, (size_t)8 << 10, 0, 0, &it);
     trial_zc = 0;
     /* scan and exscan: the staged windows (way 0) or the direct reads (way 1) */
     mcoll_set_alg("scan", "shm");

@@ -725,6 +725,8 @@ static int direct_chunk(direct_t *d, const mc_sr_job_t *job, size_t base, size_t
 /* The direct path's ways on ordinary buffers (its trial, shm/trial.c): staged through the
  * region with temporal or with streaming stores (the MA engine), or CMA. */
 enum { SR_WAY_TEMPORAL, SR_WAY_STREAM, SR_WAY_CMA };
+/* the zero-copy allreduce's ways (its own trial, MC_TRIAL_ZC_ALLREDUCE) */
+enum { ZC_RED_PUSH, ZC_RED_PULL };
 
 /* The trial of this op (NULL: the fixed rules): from MC_TRIAL_MIN bytes of input (the
  * direct algorithm's smallest default size), while the path is MCOLL_SHM_PATH=auto and
@@ -808,8 +810,16 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
      * hwloc reports an L3 shared by both cores (family 25), where a pull was expected to win
      * below the cache, the push still did (5 launches each alternating, same-run over native
      * Open MPI: 32-512 KiB 2.6-3.5x -> 4.1-4.9x, 1-2 MiB 2.6-2.9x -> 3.3-3.7x, 4-8 MiB
-     * alike). So zero-copy results are always pushed; the pull serves CMA paths. */
-    int push = job->dest == MC_SR_ALL && mc_shm_all_zero_copy(sh, 1);
+     * alike). On a later family-26 VM whose hwloc reports a shared L3 the pull won at every
+     * size (3 launches each, `shm_direct` forced: 64 KiB 3.30-3.45 -> 2.77-2.86 us, 128 KiB
+     * 6.23-6.27 -> 4.27-4.38, 1 MiB 40.8-41.3 -> 27.6-28.7, 4 MiB 130-158 -> 106-124). So the
+     * op times both from MC_TRIAL_MIN (MC_TRIAL_ZC_ALLREDUCE; push first, the rule below it and
+     * with MCOLL_SHM_TRIAL=0); the pull also serves CMA paths. */
+    int push = job->dest == MC_SR_ALL && mc_shm_all_zero_copy(sh, 1), zway = -1;
+    if (push && !tr && mc_trials_on()) {
+        mc_trial_t *zt = mc_trial_of(sh, MC_TRIAL_ZC_ALLREDUCE, s, MC_TRIAL_MIN);
+        if (zt) tr = zt, zway = mc_trial_way(zt, 2), push = zway == ZC_RED_PUSH, t0 = mc_trial_clock();
+    }
     size_t blk = max_sz(MC_SR_DIRECT_BLOCK / ext, 1);
     d.in = mc_malloc(sizeof(char *) * (size_t)p);
     d.scr[0] = mc_malloc(3 * blk * ext);
@@ -852,7 +862,7 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     }
     mc_shm_end(sh);
     mc_shm_wait_all(sh, MC_F_DONE, MC_STEP_END); /* peers used my posted buffers */
-    sr_trial_took(sh, tr, SR_WAY_CMA, t0, s);
+    sr_trial_took(sh, tr, zway >= 0 ? zway : SR_WAY_CMA, t0, s);
     mc_free(tmp);
     mc_free(d.scr[0]);
     mc_free(d.in);
