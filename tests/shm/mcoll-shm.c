@@ -775,8 +775,10 @@ static void test_far(void)
 
 /* ---------------------------------------------------------------- trials (shm/trial.c)
  * The reductions' direct path on ordinary buffers times its ways (staged temporal, staged
- * streamed, CMA) from 256 KiB. A stand-in clock makes one way the fastest; every call must run
- * the schedule's way, on every rank, by the path that way names, with a correct result. */
+ * streamed, CMA) from MC_TRIAL_MIN bytes of input, the zero-copy allreduce its push and pull;
+ * the movers, scan and exscan theirs (test_trial). A stand-in clock makes one way the fastest;
+ * every call must run the schedule's way, on every rank, by the path that way names, with a
+ * correct result. */
 static int trial_fast; /* the way the stand-in makes fastest; -1: a different one per rank */
 static double trial_time(int way, double ns)
 {
