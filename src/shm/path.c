@@ -10,6 +10,7 @@
 #include "shm.h"
 #include "../core/config.h"
 #include "../core/log.h"
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len)
     mc_post_t *p = mc_post(sh, sh->r, slot);
     uint64_t id;
     int64_t off;
+    assert(!sh->step0);   /* not in a continued op (mc_shm_continue) */
     mc_shm_quiesce(sh);
     p->addr = (uintptr_t)buf;
     p->len = len;

@@ -140,6 +140,8 @@ typedef struct mc_shm {
     mc_xchg_t fan;           /* the fan-in exchange (mc_shm_fan_*) */
     int fan_root[MC_FAN_RING]; /* root of the last MC_FAN_RING fan-in exchanges, by k % MC_FAN_RING (-1: none) */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
+    uint32_t step0;          /* STEP values of this op count from here (mc_shm_continue) */
+    int cont;                /* the next mc_shm_begin continues this op (mc_shm_continue) */
     size_t step_len;         /* payload this rank last wrote after its STEP line (mc_shm_end claims as much) */
     uint64_t step_op;        /* the op it was written in */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
@@ -205,6 +207,17 @@ static inline size_t mc_shm_slot(const mc_shm_t *sh) { return sh->data_len / (si
 static inline char *mc_shm_slot_of(mc_shm_t *sh, int rank) { return sh->data + (size_t)rank * mc_shm_slot(sh); }
 
 uint64_t mc_shm_begin(mc_shm_t *sh);     /* starts an op, returns its number */
+/* After a posting round (mc_shm_post_round) whose op found it cannot go direct, instead of
+ * mc_shm_end: the next mc_shm_begin continues this op, and the algorithm it runs (which must
+ * not post: a slower rank may still read this op's posts) counts its STEP values from the
+ * round's (sh->step0 = MC_POST_STEP, added by mc_shm_set, _wait, _wait_step and _test).
+ * Every rank passed the round, so no rank still reads the last op's data (the posts
+ * quiesced) and the algorithm's first writes need no other wait; ending the op instead made
+ * every rank wait for the others' DONE of it before the next op's first write: one more flag
+ * round (the reductions' staged way at 2 ranks on an AMD EPYC VM, slow state: reduce and
+ * reduce_scatter_block 16-64 KiB 0.3-0.45 us, 10-15 %). */
+void mc_shm_continue(mc_shm_t *sh);
+#define MC_POST_STEP 1
 void mc_shm_quiesce(mc_shm_t *sh);       /* every rank finished reading shared data of op-1
                                           * (waits once per op) */
 void mc_shm_quiesce_inline(mc_shm_t *sh); /* enough before writing only this op's STEP line
@@ -216,6 +229,7 @@ static inline int mc_shm_is_inline(const mc_shm_t *sh, const void *p)
 }
 void mc_shm_end(mc_shm_t *sh);           /* this rank no longer reads shared data of this op */
 
+/* STEP values are the algorithm's own (1 .. MC_STEP_MAX - sh->step0): sh->step0 is added. */
 void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step);              /* publish (release) */
 void mc_shm_wait(mc_shm_t *sh, int kind, int rank, uint32_t step);   /* acquire */
 /* mc_shm_wait for `rank`'s STEP line whose payload of len bytes this rank reads next. */

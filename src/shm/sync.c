@@ -1,6 +1,7 @@
 /* Flags, waits and the node barrier. Publication is a release store of a sequence number
  * that only grows; waiting is an acquire load until the number is reached. */
 #include "shm.h"
+#include <assert.h>
 #include <sched.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
@@ -66,17 +67,35 @@ void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target)
 
 void mc_shm_post_round(mc_shm_t *sh)
 {
+    assert(!sh->step0);
     if (mc_shm_far(sh)) mc_shm_vote(sh, 0, MC_VOTE_FAR);
-    mc_shm_set(sh, MC_F_STEP, 1);
-    mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (sh->r + 1) % sh->p)->v, mc_seq(sh->op, 1));
-    mc_shm_wait_all(sh, MC_F_STEP, 1);
+    mc_shm_set(sh, MC_F_STEP, MC_POST_STEP);
+    mc_shm_wait_probe(sh, &mc_flag(sh, MC_F_STEP, (sh->r + 1) % sh->p)->v, mc_seq(sh->op, MC_POST_STEP));
+    mc_shm_wait_all(sh, MC_F_STEP, MC_POST_STEP);
     sh->far_all = mc_shm_all_voted(sh, 0, MC_VOTE_FAR);
     sh->far_others = 0;
     for (int k = 0; k < sh->p; k++)
         if (k != sh->r && (mc_post(sh, k, 0)->votes & MC_VOTE_FAR)) sh->far_others = 1;
 }
 
-uint64_t mc_shm_begin(mc_shm_t *sh) { return ++sh->op; }
+uint64_t mc_shm_begin(mc_shm_t *sh)
+{
+    if (sh->cont) {
+        sh->cont = 0;
+        sh->step0 = MC_POST_STEP;
+        return sh->op;
+    }
+    sh->step0 = 0;
+    return ++sh->op;
+}
+
+void mc_shm_continue(mc_shm_t *sh) { sh->cont = 1; }
+
+/* The flag value of an algorithm's step: STEP values count from sh->step0. */
+static uint64_t seq_of(const mc_shm_t *sh, int kind, uint32_t step)
+{
+    return mc_seq(sh->op, kind == MC_F_STEP ? step + sh->step0 : step);
+}
 
 /* Every rank finished op `done` (DONE flags); what was read before is remembered, so a rank
  * far enough ahead is not read again (its DONE line keeps being written). */
@@ -118,24 +137,24 @@ void mc_shm_end(mc_shm_t *sh)
 
 void mc_shm_set(mc_shm_t *sh, int kind, uint32_t step)
 {
-    atomic_store_explicit(&mc_flag(sh, kind, sh->r)->v, mc_seq(sh->op, step), memory_order_release);
+    atomic_store_explicit(&mc_flag(sh, kind, sh->r)->v, seq_of(sh, kind, step), memory_order_release);
     mc_sync_events++;
 }
 
 void mc_shm_wait(mc_shm_t *sh, int kind, int rank, uint32_t step)
 {
-    mc_wait_flag(&mc_flag(sh, kind, rank)->v, mc_seq(sh->op, step));
+    mc_wait_flag(&mc_flag(sh, kind, rank)->v, seq_of(sh, kind, step));
 }
 
 void mc_shm_wait_step(mc_shm_t *sh, int rank, uint32_t step, size_t len)
 {
-    mc_wait_inline(mc_flag(sh, MC_F_STEP, rank), mc_seq(sh->op, step), len);
+    mc_wait_inline(mc_flag(sh, MC_F_STEP, rank), seq_of(sh, MC_F_STEP, step), len);
 }
 
 int mc_shm_test(mc_shm_t *sh, int kind, int rank, uint32_t step)
 {
     uint64_t v = atomic_load_explicit(&mc_flag(sh, kind, rank)->v, memory_order_acquire);
-    return mc_seq_reached(v, mc_seq(sh->op, step));
+    return mc_seq_reached(v, seq_of(sh, kind, step));
 }
 
 void mc_shm_wait_all(mc_shm_t *sh, int kind, uint32_t step)

@@ -511,6 +511,10 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
 #define MV_STAGE_PIPE 1
 #define MV_STAGE_CMA 2
 #define MV_POST_LOCAL 4
+/* The pipe this call falls back to may post (the hybrid pipes): a refusal ends the op, where
+ * it otherwise hands the op on to the pipe (mc_shm_continue), since a slower rank may still
+ * read this op's posts. */
+#define MV_POSTS_AGAIN 16
 /* The trial (mv_trial) chose to stage: binds (MC_VOTE_STAGE), since the trial timed CMA on
  * these buffers, pages and all; a waiver for huge pages made the trial's staged turns run CMA
  * where malloc returned them (the CI machine's transparent huge pages, `always`). */
@@ -524,8 +528,8 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
  * stage (MV_STAGE_* bits): why this rank would rather stage through the region (see the
  * callers for what was measured). Returns 1 when the op goes ahead (mc_shm_direct_agreed:
  * every post reachable, and no vote to stage unless all is zero copy or, for MV_STAGE_CMA,
- * every post fast by CMA); 0 after ending the op (nothing was read): the caller then runs
- * the pipe instead. */
+ * every post fast by CMA); 0 when not (nothing was read): the caller then runs the pipe
+ * instead, which continues the op (mc_shm_continue; unless MV_POSTS_AGAIN: the op ends). */
 static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
                         const void *buf1, size_t len1);
 static int direct_open(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage)
@@ -561,7 +565,8 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
     mc_shm_post_round(sh);
     mc_trial_collect(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
-    mc_shm_end(sh);
+    if (stage & MV_POSTS_AGAIN) mc_shm_end(sh);
+    else mc_shm_continue(sh);
     return 0;
 }
 
@@ -841,6 +846,7 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     double t0;
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_GATHER, user, pipe_unless_far, &stage) : NULL;
     if ((stage & MV_STAGE_CMA) && !is_root) stage |= MV_POST_LOCAL;   /* the root never reads my post */
+    if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(tr, pipe_unless_far, stage) &&
                  direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
@@ -870,6 +876,7 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     size_t user = 2 * (size_t)p * a->count;
     double t0;
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_SCATTER, user, pipe_unless_far, &stage) : NULL;
+    if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(tr, pipe_unless_far, stage) &&
                  direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
@@ -900,6 +907,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
      * (alltoallv blocks differ); the votes combine them. */
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLTOALL ? mv_trial(sh, MC_TRIAL_ALLTOALL, user, pipe_unless_far, &stage) : NULL;
+    if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(tr, pipe_unless_far, stage) &&
                  direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);

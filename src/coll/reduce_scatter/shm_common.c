@@ -113,7 +113,6 @@ typedef struct ma {
     int p, r, m, S, nbuf;
     int far;            /* the node is far: writes into the region stream */
     int k, t, nk, next; /* my socket, my index in it, its size, next member */
-    uint32_t s0;        /* STEP this op reached before the engine's steps (mc_sr_ma_posted) */
     size_t *off, *len;  /* [p] pieces of a window: sbuf offset and length, elements */
 } ma_t;
 
@@ -145,7 +144,7 @@ static char *ma_shm(const ma_t *e, size_t lw, int k, int i)
 
 static uint32_t ma_fin(const ma_t *e, size_t lw)
 {
-    return e->s0 + (uint32_t)(lw * (size_t)e->S + (size_t)e->S);
+    return (uint32_t)(lw * (size_t)e->S + (size_t)e->S);
 }
 
 /* Smallest input (bytes per rank) whose slices stream on a far node. Measured there at 2
@@ -230,7 +229,7 @@ static void ma_reuse_wait(ma_t *e, size_t pw)
 
 static int ma_level1(ma_t *e, size_t w, size_t lw)
 {
-    uint32_t base = e->s0 + (uint32_t)(lw * (size_t)e->S);
+    uint32_t base = (uint32_t)(lw * (size_t)e->S);
     ma_pieces(e, w);
     for (int j = 0; j < e->nk; j++) {
         if (j)
@@ -248,7 +247,7 @@ static int ma_level1(ma_t *e, size_t w, size_t lw)
 static int ma_level2(ma_t *e, size_t w, size_t lw)
 {
     mc_shm_t *sh = e->sh;
-    uint32_t base = e->s0 + (uint32_t)(lw * (size_t)e->S);
+    uint32_t base = (uint32_t)(lw * (size_t)e->S);
     for (int x = 0; x < e->p; x++) {
         int s = sh->sock_of[x];
         if (x != e->r)
@@ -360,7 +359,6 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
     size_t s = total * e->ext, out = job->dest == MC_SR_ALL ? s * (size_t)e->p : s;
     e->W = mc_shm_ws(s * (size_t)e->p + out, (size_t)e->nbuf * (size_t)e->m * (size_t)e->p * e->stride);
     e->C = mc_cache_capacity(e->p);
-    e->s0 = 0;
     e->far = job->handover == MC_SR_HO_RULE ? s >= ma_far_min(job->dest) && mc_shm_far(sh)
                                             : job->handover == MC_SR_HO_STREAM;
     e->off = mc_malloc(2 * sizeof(size_t) * (size_t)e->p);
@@ -385,28 +383,6 @@ static int ma_run(ma_t *e, size_t w0, size_t nw)
     return MPI_SUCCESS;
 }
 
-/* Every window, in the op begun (its STEP flags at e->s0), which it ends. Steps must stay
- * below MC_STEP_MAX: very long calls continue in a new op. */
-static int ma_windows(ma_t *e)
-{
-    mc_shm_t *sh = e->sh;
-    int rc = MPI_SUCCESS;
-    if (e->nwin) mc_shm_quiesce(sh);
-    for (size_t w0 = 0, nw; w0 < e->nwin && rc == MPI_SUCCESS; w0 += nw) {
-        if (w0) {
-            mc_shm_end(sh);
-            mc_shm_begin(sh);
-            mc_shm_quiesce(sh);
-            e->s0 = 0;
-        }
-        nw = min_sz((MC_STEP_MAX - e->s0) / (size_t)e->S - 1, e->nwin - w0);
-        rc = ma_run(e, w0, nw);
-    }
-    mc_shm_end(sh);
-    mc_free(e->off);
-    return rc;
-}
-
 int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
 {
     mc_shm_t *sh;
@@ -414,25 +390,25 @@ int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int sock
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     ma_t e;
     rc = ma_setup(&e, sh, a, job, socket_aware);
-    if (rc != MPI_SUCCESS) return rc;
-    mc_shm_begin(sh);
-    return ma_windows(&e);
-}
-
-/* The direct op's staged way: the engine continues the op whose posting round (STEP 1)
- * every rank has passed, so no rank still reads the last op's data (mc_shm_post quiesced)
- * and the engine's first writes need no other wait; a new op would cost one more flag
- * round, every rank waiting for the others' DONE of the posting op. */
-static int ma_posted(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job)
-{
-    ma_t e;
-    int rc = ma_setup(&e, sh, a, job, 0);
+    mc_shm_begin(sh);   /* (or continues a direct op's: mc_shm_continue) */
     if (rc != MPI_SUCCESS) {
         mc_shm_end(sh);
         return rc;
     }
-    e.s0 = 1;
-    return ma_windows(&e);
+    if (e.nwin) mc_shm_quiesce(sh);
+    /* Steps must stay below MC_STEP_MAX: very long calls continue in a new op. */
+    for (size_t w0 = 0, nw; w0 < e.nwin && rc == MPI_SUCCESS; w0 += nw) {
+        if (w0) {
+            mc_shm_end(sh);
+            mc_shm_begin(sh);
+            mc_shm_quiesce(sh);
+        }
+        nw = min_sz((MC_STEP_MAX - sh->step0) / (size_t)e.S - 1, e.nwin - w0);
+        rc = ma_run(&e, w0, nw);
+    }
+    mc_shm_end(sh);
+    mc_free(e.off);
+    return rc;
 }
 
 static int ma_fits(const mc_ctx_t *ctx, const mc_args_t *a, int m)
@@ -810,12 +786,13 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     double t0 = tr ? mc_trial_clock() : 0;
     int results = job->dest != MC_SR_RS;
     if (!mc_shm_direct_agreed(sh, 0) || (results && !mc_shm_direct_agreed(sh, 1))) {
-        mc_sr_job_t staged = *job; /* nobody touched a posted buffer */
+        mc_shm_continue(sh); /* nobody touched a posted buffer: the MA engine takes the op on */
+        mc_sr_job_t staged = *job;
         if (tr) { /* CMA refused (a post not reachable by it): the faster staged way */
             if (way == SR_WAY_CMA) way = mc_trial_best(tr, 2, 3u);
             staged.handover = way == SR_WAY_STREAM ? MC_SR_HO_STREAM : MC_SR_HO_TEMPORAL;
         }
-        rc = ma_posted(sh, a, &staged);
+        rc = mc_sr_ma(ctx, a, &staged, 0);
         sr_trial_took(sh, tr, way, t0, s);
         return rc;
     }
