@@ -205,6 +205,48 @@ static void test_dav(void)
     }
 }
 
+/* Publications and DAV of one call of alg, summed over the ranks. */
+static uint64_t syncs_of(mc_coll_t c, size_t n, const char *alg, uint64_t *dav)
+{
+    const char *name = mc_coll_name(c);
+    mcoll_stats_t before, after;
+    mcoll_set_alg(name, alg);
+    call(c, n);
+    mcoll_stats_get(name, &before);
+    call(c, n);
+    mcoll_stats_get(name, &after);
+    mcoll_set_alg(name, NULL);
+    uint64_t mine[2] = {after.syncs - before.syncs, after.dav - before.dav}, sum[2];
+    PMPI_Allreduce(mine, sum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    *dav = sum[1];
+    return sum[0];
+}
+
+/* A reduction's shm_direct on ordinary buffers stages (the same DAV as shm_ma): its posting
+ * round hands the op on to the MA engine (mc_shm_continue), so the call publishes the MA
+ * engine's flags plus the round's STEP, one per rank; ending the op there and beginning
+ * another would add every rank's DONE. */
+static void test_continue(void)
+{
+    const mc_coll_t colls[] = {MC_ALLREDUCE, MC_REDUCE, MC_REDUCE_SCATTER_BLOCK};
+    if (heap || size < 2) return;
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
+        size_t n = colls[i] == MC_REDUCE_SCATTER_BLOCK ? 4099 : 32771;
+        uint64_t dav_ma, dav_direct, ma = syncs_of(colls[i], n, "shm_ma", &dav_ma);
+        uint64_t direct = syncs_of(colls[i], n, "shm_direct", &dav_direct);
+        if (dav_direct != dav_ma) { /* it went direct (CMA): nothing to compare */
+            if (rank == 0) printf("continue %s: shm_direct did not stage, skipped\n", mc_coll_name(colls[i]));
+            continue;
+        }
+        if (direct != ma + (uint64_t)size) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL continue %s: shm_direct staged %llu publications, shm_ma %llu (+%d expected)\n",
+                       mc_coll_name(colls[i]), (unsigned long long)direct, (unsigned long long)ma, size);
+        }
+    }
+}
+
 /* No mcoll entry in /dev/shm and no descriptor of the region left open. */
 static void test_hygiene(void)
 {
@@ -1022,7 +1064,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *what = argc > 1 ? argv[1] : "dav";
     heap = argc > 2 && !strcmp(argv[2], "--heap");
-    if (!strcmp(what, "dav")) test_dav();
+    if (!strcmp(what, "dav")) {
+        test_dav();
+        test_continue();
+    }
     else if (!strcmp(what, "hygiene")) test_hygiene();
     else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
     else if (!strcmp(what, "far")) test_far();
