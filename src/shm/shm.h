@@ -215,7 +215,7 @@ uint64_t mc_shm_begin(mc_shm_t *sh);     /* starts an op, returns its number */
  * quiesced) and the algorithm's first writes need no other wait; ending the op instead made
  * every rank wait for the others' DONE of it before the next op's first write: one more flag
  * round (the reductions' staged way at 2 ranks on an AMD EPYC VM, slow state: reduce and
- * reduce_scatter_block 16-64 KiB 0.3-0.45 us, 10-15 %). */
+ * reduce_scatter_block 16-64 KiB 0.2-0.45 us, 5-15 %). */
 void mc_shm_continue(mc_shm_t *sh);
 #define MC_POST_STEP 1
 void mc_shm_quiesce(mc_shm_t *sh);       /* every rank finished reading shared data of op-1
