@@ -92,8 +92,9 @@ static int sockets(void)
     return ctx->shm->nsock;
 }
 
-/* DAV of one call, summed over all ranks; *bytes = a->bytes of this rank. */
-static uint64_t measure(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes, int *ran)
+/* DAV of one call, summed over all ranks; *bytes = a->bytes of this rank; *syncs (if given)
+ * its flag publications, summed over all ranks. */
+static uint64_t measure_syncs(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes, int *ran, uint64_t *syncs)
 {
     mcoll_stats_t before, after;
     const char *name = mc_coll_name(c);
@@ -105,10 +106,16 @@ static uint64_t measure(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes,
     int mine = last && !strcmp(last, alg), all;
     PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     *ran = all;
-    uint64_t dav = after.dav - before.dav, sum = 0;
-    PMPI_Allreduce(&dav, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t got[2] = {after.dav - before.dav, after.syncs - before.syncs}, sum[2];
+    PMPI_Allreduce(got, sum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     *bytes = after.bytes - before.bytes;
-    return sum;
+    if (syncs) *syncs = sum[1];
+    return sum[0];
+}
+
+static uint64_t measure(mc_coll_t c, size_t n, const char *alg, uint64_t *bytes, int *ran)
+{
+    return measure_syncs(c, n, alg, bytes, ran, NULL);
 }
 
 static int is_hybrid(const mc_alg_t *alg) { return !strcmp(alg->name, "shm_hybrid"); }
@@ -205,21 +212,15 @@ static void test_dav(void)
     }
 }
 
-/* Publications and DAV of one call of alg, summed over the ranks. */
+/* Publications and DAV of one call of alg (forced), summed over the ranks. */
 static uint64_t syncs_of(mc_coll_t c, size_t n, const char *alg, uint64_t *dav)
 {
-    const char *name = mc_coll_name(c);
-    mcoll_stats_t before, after;
-    mcoll_set_alg(name, alg);
-    call(c, n);
-    mcoll_stats_get(name, &before);
-    call(c, n);
-    mcoll_stats_get(name, &after);
-    mcoll_set_alg(name, NULL);
-    uint64_t mine[2] = {after.syncs - before.syncs, after.dav - before.dav}, sum[2];
-    PMPI_Allreduce(mine, sum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    *dav = sum[1];
-    return sum[0];
+    uint64_t bytes, syncs;
+    int ran;
+    mcoll_set_alg(mc_coll_name(c), alg);
+    *dav = measure_syncs(c, n, alg, &bytes, &ran, &syncs);
+    mcoll_set_alg(mc_coll_name(c), NULL);
+    return syncs;
 }
 
 /* A reduction's shm_direct on ordinary buffers stages (the same DAV as shm_ma): its posting
