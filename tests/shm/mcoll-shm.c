@@ -39,15 +39,56 @@
 
 static int rank, size, fails, heap;
 
-/* Buffers in the shared heap (zc: zero copy) or from malloc. */
+/* Buffers in the shared heap (zc: zero copy) or from malloc. A freed buffer is kept for the
+ * next request of the same kind and exact size (ASan still bounds it): the tests repeat calls
+ * of one size hundreds of times, and a VM whose page faults cost 14 us each spent most of
+ * shm_dav's and shm_trial's time faulting fresh buffers in (ASan's allocator maps and unmaps
+ * large blocks itself, so the ctest setting that keeps glibc's pages does not reach it). */
+#define KEEP 8
+static struct { void *p; size_t n; int zc, used; } kept[KEEP];
+static void drop(int i)
+{
+    if (kept[i].zc) mcoll_free(kept[i].p);
+    else free(kept[i].p);
+    kept[i].p = NULL;
+}
+static void drop_kept(void)
+{
+    for (int i = 0; i < KEEP; i++)
+        if (kept[i].p) drop(i);
+}
 static void *alloc_on(int zc, size_t n)
 {
-    void *p = zc ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
-    if (!p) abort();
-    memset(p, 1, n);
-    return p;
+    int hit = -1, empty = -1, spare = -1;
+    for (int i = 0; i < KEEP && hit < 0; i++)
+        if (!kept[i].p) empty = empty < 0 ? i : empty;
+        else if (!kept[i].used && kept[i].zc == zc && kept[i].n == n) hit = i;
+        else if (!kept[i].used) spare = spare < 0 ? i : spare;
+    if (hit < 0) {
+        void *p = zc ? mcoll_malloc(n ? n : 1) : malloc(n ? n : 1);
+        if (!p) abort();
+        hit = empty >= 0 ? empty : spare;   /* a free slot, else one of another size */
+        if (hit < 0) {                      /* every slot in use: not kept */
+            memset(p, 1, n);
+            return p;
+        }
+        if (kept[hit].p) drop(hit);
+        kept[hit].p = p, kept[hit].n = n, kept[hit].zc = zc;
+    }
+    kept[hit].used = 1;
+    memset(kept[hit].p, 1, n);
+    return kept[hit].p;
 }
-static void release_on(int zc, void *p) { if (zc) mcoll_free(p); else free(p); }
+static void release_on(int zc, void *p)
+{
+    for (int i = 0; i < KEEP; i++)
+        if (kept[i].p == p) {
+            kept[i].used = 0;
+            return;
+        }
+    if (zc) mcoll_free(p);
+    else free(p);
+}
 static void *alloc(size_t n) { return alloc_on(heap, n); }
 static void release(void *p) { release_on(heap, p); }
 
@@ -931,33 +972,38 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     unsigned behind = trial_behind(fast, nways);
-    uint64_t *all = malloc(3 * sizeof(uint64_t) * (size_t)size);
-    if (!all) abort();
+    /* per call and rank: streamed bytes, publications, way run; gathered once after the
+     * calls (one harness collective per call cost MPICH, 3 ranks on 2 cores, ~5 ms each) */
+    const uint64_t K = 2 * (uint64_t)nways * MC_TRIAL_EVERY + 8;
+    uint64_t *mine = calloc(3 * K, sizeof(uint64_t)), *all = malloc(3 * K * sizeof(uint64_t) * (size_t)size);
+    if (!mine || !all) abort();
     trial_fast = fast;
     const char *name = mc_coll_name(c);
     /* turns 0 .. 2 nways - 1: every way's first turn, and the turns where ways far behind
      * are skipped */
-    for (uint64_t k = 0; k < 2 * (uint64_t)nways * MC_TRIAL_EVERY + 8; k++, (*it)++) {
-        mcoll_stats_t st0, st1;
-        uint64_t mine[3] = {0, 0, 0}, nt_mover = 0; /* streamed bytes, publications, way run */
+    for (uint64_t k = 0; k < K; k++, (*it)++) {
+        uint64_t *m = mine + 3 * k, nt_mover = 0;
         if (mover) {
-            mine[1] = trial_mover(c, n, *it, &nt_mover);
-            if (trial_zc) mine[0] = nt_mover;
+            m[1] = trial_mover(c, n, *it, &nt_mover);
+            if (trial_zc) m[0] = nt_mover;
         } else {
+            mcoll_stats_t st0, st1;
             mcoll_stats_get(name, &st0);
-            mine[0] = far_call_mine(c, n, *it, trial_zc);
+            m[0] = far_call_mine(c, n, *it, trial_zc);
             mcoll_stats_get(name, &st1);
-            mine[1] = st1.syncs - st0.syncs;
+            m[1] = st1.syncs - st0.syncs;
         }
-        mine[2] = (uint64_t)sh->trial_last;
-        /* one collective of the harness per call: MPICH's, 3 ranks on 2 cores, cost ~5 ms each */
-        PMPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+        m[2] = (uint64_t)sh->trial_last;
+    }
+    PMPI_Allgather(mine, (int)(3 * K), MPI_UINT64_T, all, (int)(3 * K), MPI_UINT64_T, MPI_COMM_WORLD);
+    for (uint64_t k = 0; k < K; k++) {
         uint64_t nt = 0, syncs = 0;
         int want = trial_expect(k, nways, best, behind), lo = INT_MAX, hi = INT_MIN;
         for (int q = 0; q < size; q++) {
-            int ran = (int)(int64_t)all[3 * q + 2];
-            nt += all[3 * q];
-            syncs += all[3 * q + 1];
+            const uint64_t *m = all + 3 * (K * (uint64_t)q + k);
+            int ran = (int)(int64_t)m[2];
+            nt += m[0];
+            syncs += m[1];
             lo = ran < lo ? ran : lo;
             hi = ran > hi ? ran : hi;
         }
@@ -986,6 +1032,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
             break;
         }
     }
+    free(mine);
     free(all);
     if (trial_pipe && best == 0 && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
         fails++;
@@ -1081,6 +1128,7 @@ int main(int argc, char **argv)
     int all = 0;
     PMPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf(all ? "FAIL: %d checks failed\n" : "PASSED\n", all);
+    drop_kept();
     MPI_Finalize();
     return all != 0;
 }
