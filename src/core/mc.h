@@ -201,8 +201,9 @@ const char *mc_alg_expected(int i);   /* "coll/name" the registry expects; NULL 
  * matched by another collective's receive. */
 #define MC_TAG(coll) (1000 + (int)(coll))
 
-void *mc_malloc(size_t n);           /* NULL only for n == 0 or real exhaustion */
+void *mc_malloc(size_t n);           /* NULL only for n == 0 or real exhaustion; free with mc_free */
 void mc_free(void *p);
+void mc_keep_release(void);           /* frees the large temporaries mc_free kept (MPI_Finalize) */
 int mc_is_pof2(int x);
 int mc_floor_log2(int x);            /* -1 for x <= 0 */
 /* Size class of b bytes for per-size caches: 0 for 0, else floor(log2 b) + 1, at most 31

@@ -68,6 +68,7 @@ int MPI_Finalize(void)
     if (mc_cfg()->stats) mc_stats_report();
     mc_ctx_release_predefined();
     mc_shm_pool_close();
+    mc_keep_release();
     return PMPI_Finalize();
 }
 
