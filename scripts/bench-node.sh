@@ -3,7 +3,8 @@
 # For each MPI, mcoll-bench runs native vs mcoll on the same buffers (2 ranks by default) with
 # --roofline (the node's copy bandwidth, measured first); then the two CSVs are merged and each
 # mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
-# Extra arguments go to mcoll-bench (e.g. --heap, --batch 100). MALLOC_HEAP=1 preloads
+# Extra arguments go to mcoll-bench (e.g. --heap, --batch 100, --order block for the large
+# sizes: no mcoll call right after a native one). MALLOC_HEAP=1 preloads
 # libmcoll-malloc.so: the bench's malloc buffers (and the native MPIs' own) from the shared heap.
 # SHM_CACHE=32M sets mcoll's adaptive-copy capacity C (MCOLL_SHM_CACHE) instead of the size
 # hwloc reports.

@@ -22,6 +22,7 @@ typedef struct bench_opts {
     int cold, validate, root;
     int dirty;                   /* each rank rewrites its send buffer before every call */
     int start_clock;             /* samples start at a common instant of the node's clock */
+    int blocks;                  /* each column's repetitions back to back, not interleaved */
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
     int thp;                     /* buffers advised to transparent huge pages */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */

@@ -46,6 +46,11 @@ static void usage(FILE *f)
         "                       the barrier at the next 50 us mark of the clock every rank of\n"
         "                       one node shares, so a single call's time leaves out the\n"
         "                       barrier's exit skew (every rank on one node only)\n"
+        "  --order rotate|block how the columns' repetitions are ordered: interleaved, the\n"
+        "                       first column rotating (default), or each column's back to back\n"
+        "                       after one untimed call of its own, so no call follows another\n"
+        "                       column's (a native call that faults a large temporary in slows\n"
+        "                       the next call on some VMs); drift then hits the columns unevenly\n"
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
         "  --thp                buffers advised to transparent huge pages (madvise\n"
         "                       MADV_HUGEPAGE before first touch): CMA pins them faster\n"
@@ -134,6 +139,14 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
             return 0;
         }
         err("--start: '%s' is neither barrier nor clock", v);
+        return -1;
+    }
+    if (!strcmp(f, "--order")) {
+        if (!strcmp(v, "rotate") || !strcmp(v, "block")) {
+            o->blocks = !strcmp(v, "block");
+            return 0;
+        }
+        err("--order: '%s' is neither rotate nor block", v);
         return -1;
     }
     if (!strcmp(f, "--root")) {

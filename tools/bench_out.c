@@ -43,9 +43,10 @@ void bench_print_header(const bench_results_t *r, const bench_coll_t *bc)
     if (o->batch > 1)
         snprintf(root + strlen(root), sizeof root - strlen(root), "; mean of %ld back-to-back calls%s", o->batch,
                  bc->rooted ? ", roots rotating" : "");
-    printf("\n# %s: %d ranks, %s, %s caches%s%s; times in us (median of the slowest rank)\n", bc->name,
+    printf("\n# %s: %d ranks, %s, %s caches%s%s%s; times in us (median of the slowest rank)\n", bc->name,
            r->p, bc->reduction ? "float sum" : "bytes", bench_cache_mode(o), root,
-           o->start_clock ? "; started at a common clock mark" : "");
+           o->start_clock ? "; started at a common clock mark" : "",
+           o->blocks ? "; each column timed in one block" : "");
     printf("%12s %7s %12s %12s %8s  %-28s %-5s%s\n", "bytes", "iters", "native_us", "mcoll_us",
            "speedup", "alg", "valid", r->bw > 0 ? "  floor_us native_x mcoll_x" : "");
     fflush(stdout);
@@ -68,14 +69,15 @@ void bench_print_row(const bench_row_t *row)
 }
 
 /* ---------------------------------------------------------------- CSV */
-/* CSV mode column: hot or cold, with "-bK" for batches of K calls and "-clock" for samples
- * started at a clock mark. */
+/* CSV mode column: hot or cold, with "-bK" for batches of K calls, "-clock" for samples
+ * started at a clock mark and "-block" for columns timed in blocks. */
 static const char *mode_word(const bench_opts_t *o)
 {
     static char w[48];
     if (o->batch > 1) snprintf(w, sizeof w, "%s-b%ld", bench_cache_mode(o), o->batch);
     else snprintf(w, sizeof w, "%s", bench_cache_mode(o));
     if (o->start_clock) snprintf(w + strlen(w), sizeof w - strlen(w), "-clock");
+    if (o->blocks) snprintf(w + strlen(w), sizeof w - strlen(w), "-block");
     return w;
 }
 

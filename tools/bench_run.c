@@ -1,5 +1,6 @@
 /* Measurement of one collective at one size: native (PMPI) and mcoll variants alternate
- * within every repetition, so load noise hits all of them alike. */
+ * within every repetition, so load noise hits all of them alike (or, --order block, each
+ * column's repetitions run back to back). */
 #include "bench.h"
 #include "mcoll.h"
 #include <limits.h>
@@ -304,7 +305,8 @@ static int over_time(const run_t *r, long done, double t0, int *stop)
     return PMPI_Allreduce(MPI_IN_PLACE, stop, 1, MPI_INT, MPI_MAX, W);
 }
 
-/* Timed repetitions; returns how many ran in *done. t has room for `iters` per column. */
+/* Timed repetitions, interleaved; every column ran *done of them. t has room for `iters`
+ * per column. */
 static int timed_reps(run_t *r, long iters, double *t, long *done)
 {
     double t0 = MPI_Wtime();
@@ -316,19 +318,47 @@ static int timed_reps(run_t *r, long iters, double *t, long *done)
     return rc;
 }
 
+/* --order block: column v's repetitions back to back, after one untimed call of its own that
+ * takes whatever the previous column left behind; the column stops early on its own clock. */
+static int timed_block(run_t *r, int v, long iters, double *t, long *done)
+{
+    double first, t0;
+    int rc = timed_call(r, v, &first), stop = 0;
+    t0 = MPI_Wtime();
+    for (*done = 0; *done < iters && !rc && !stop;) {
+        rc = timed_call(r, v, &t[(size_t)v * (size_t)iters + (size_t)*done]);
+        if (!rc) rc = over_time(r, ++*done, t0, &stop);
+    }
+    return rc;
+}
+
+/* done[v]: the samples column v has (the same for all columns unless in blocks). */
+static int timed_columns(run_t *r, long iters, double *t, long *done)
+{
+    int rc = MPI_SUCCESS;
+    if (!r->o->blocks) {
+        rc = timed_reps(r, iters, t, &done[0]);
+        for (int v = 1; v < r->nv; v++) done[v] = done[0];
+    }
+    for (int v = 0; v < r->nv && r->o->blocks && !rc; v++) rc = timed_block(r, v, iters, t, &done[v]);
+    return rc;
+}
+
 static int measure(run_t *r, bench_row_t *row)
 {
-    long iters = r->o->iters ? r->o->iters : auto_iters(row->bytes), done = 0;
+    long iters = r->o->iters ? r->o->iters : auto_iters(row->bytes);
+    long done[BENCH_MAX_VARIANTS + 1] = {0};
     int rc = warm_up(r, &iters);
     if (iters > INT_MAX / r->nv) iters = INT_MAX / r->nv;
     double *t = rc ? NULL : calloc((size_t)iters * (size_t)r->nv, sizeof(double));
     if (!rc && !t) rc = MPI_ERR_NO_MEM;
-    if (!rc) rc = timed_reps(r, iters, t, &done);
+    if (!rc) rc = timed_columns(r, iters, t, done);
     if (!rc) rc = PMPI_Allreduce(MPI_IN_PLACE, t, (int)(iters * r->nv), MPI_DOUBLE, MPI_MAX, W);
     if (!rc) {
-        row->iters = done;
+        row->iters = done[0];
         for (int v = 0; v < r->nv; v++) {
-            bench_stat_t st = stats(t + (size_t)v * (size_t)iters, done);
+            bench_stat_t st = stats(t + (size_t)v * (size_t)iters, done[v]);
+            if (done[v] < row->iters) row->iters = done[v];
             if (v) row->var[v - 1].t = st;
             else row->native = st;
         }
