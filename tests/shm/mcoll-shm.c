@@ -46,10 +46,14 @@ static int rank, size, fails, heap;
  * large blocks itself, so the ctest setting that keeps glibc's pages does not reach it). */
 #define KEEP 8
 static struct { void *p; size_t n; int zc, used; } kept[KEEP];
+static void give_back(int zc, void *p)
+{
+    if (zc) mcoll_free(p);
+    else free(p);
+}
 static void drop(int i)
 {
-    if (kept[i].zc) mcoll_free(kept[i].p);
-    else free(kept[i].p);
+    give_back(kept[i].zc, kept[i].p);
     kept[i].p = NULL;
 }
 static void drop_kept(void)
@@ -86,8 +90,7 @@ static void release_on(int zc, void *p)
             kept[i].used = 0;
             return;
         }
-    if (zc) mcoll_free(p);
-    else free(p);
+    give_back(zc, p);
 }
 static void *alloc(size_t n) { return alloc_on(heap, n); }
 static void release(void *p) { release_on(heap, p); }
