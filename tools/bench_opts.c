@@ -122,6 +122,17 @@ static void defaults(bench_opts_t *o)
     parse_colls(default_colls, o);
 }
 
+/* An option with two words: *out = 0 for the first, 1 for the second. */
+static int parse_either(const char *f, const char *v, const char *no, const char *yes, int *out)
+{
+    if (strcmp(v, no) && strcmp(v, yes)) {
+        err("%s: '%s' is neither %s nor %s", f, v, no, yes);
+        return -1;
+    }
+    *out = !strcmp(v, yes);
+    return 0;
+}
+
 /* Options with a value; returns 0, or -1 on a bad value. */
 static int parse_valued(const char *f, const char *v, bench_opts_t *o)
 {
@@ -133,22 +144,8 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
     if (!strcmp(f, "--iters")) return parse_long(f, v, 1, &o->iters);
     if (!strcmp(f, "--warmup")) return parse_long(f, v, 0, &o->warmup);
     if (!strcmp(f, "--batch")) return parse_long(f, v, 1, &o->batch);
-    if (!strcmp(f, "--start")) {
-        if (!strcmp(v, "barrier") || !strcmp(v, "clock")) {
-            o->start_clock = !strcmp(v, "clock");
-            return 0;
-        }
-        err("--start: '%s' is neither barrier nor clock", v);
-        return -1;
-    }
-    if (!strcmp(f, "--order")) {
-        if (!strcmp(v, "rotate") || !strcmp(v, "block")) {
-            o->blocks = !strcmp(v, "block");
-            return 0;
-        }
-        err("--order: '%s' is neither rotate nor block", v);
-        return -1;
-    }
+    if (!strcmp(f, "--start")) return parse_either(f, v, "barrier", "clock", &o->start_clock);
+    if (!strcmp(f, "--order")) return parse_either(f, v, "rotate", "block", &o->blocks);
     if (!strcmp(f, "--root")) {
         if (parse_long(f, v, 0, &l)) return -1;
         o->root = (int)l;
