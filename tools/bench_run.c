@@ -336,11 +336,12 @@ static int timed_block(run_t *r, int v, long iters, double *t, long *done)
 static int timed_columns(run_t *r, long iters, double *t, long *done)
 {
     int rc = MPI_SUCCESS;
-    if (!r->o->blocks) {
-        rc = timed_reps(r, iters, t, &done[0]);
-        for (int v = 1; v < r->nv; v++) done[v] = done[0];
+    if (r->o->blocks) {
+        for (int v = 0; v < r->nv && !rc; v++) rc = timed_block(r, v, iters, t, &done[v]);
+        return rc;
     }
-    for (int v = 0; v < r->nv && r->o->blocks && !rc; v++) rc = timed_block(r, v, iters, t, &done[v]);
+    rc = timed_reps(r, iters, t, &done[0]);
+    for (int v = 1; v < r->nv; v++) done[v] = done[0];
     return rc;
 }
 
