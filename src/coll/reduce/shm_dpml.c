@@ -24,7 +24,7 @@ const mc_alg_t mc_alg_reduce_shm_dpml = {
     .coll = MC_REDUCE,
     .name = "shm_dpml",
     .doc = "small: all inputs copied to the region; <=16K the root reduces all (DAV s(5p-3)), else parts + "
-           "root copy-out (s(5p-1)); rank order",
+           "root copy-out of the others' (s(5p-3) + 2s(p-1)/p); rank order",
     .fn = run,
     .ok = mc_sr_dpml_ok,
     .cost = cost,

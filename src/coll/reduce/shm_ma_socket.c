@@ -24,7 +24,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_reduce_shm_ma_socket = {
     .coll = MC_REDUCE,
     .name = "shm_ma_socket",
-    .doc = "socket-aware movement-avoiding reduce (yhccl), DAV s(3p+2m-1) for any socket sizes",
+    .doc = "socket-aware movement-avoiding reduce (yhccl), DAV s(3p+2m-3) + 2s(p-1)/p for any socket sizes",
     .fn = run,
     .ok = mc_sr_ma_socket_ok,
     .cost = cost,

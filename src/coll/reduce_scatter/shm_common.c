@@ -101,7 +101,9 @@ static size_t slice_max(void)
  *
  * DAV per byte of input: level 1 of a socket of n: 1 copy + (n-1) reductions = 3n - 1;
  * level 2: 3(m-1); so s(3p - m) + 3s(m-1) = s(3p + 2m - 3) for any socket sizes (flat m = 1:
- * s(3p - 1)); allreduce + 2sp (every rank copies out), reduce + 2s (root copies out). */
+ * s(3p - 1)); allreduce + 2sp (every rank copies out), reduce + 2s(p-1)/p (the root copies out
+ * the others' pieces: its own piece's last reduction writes its rbuf, as reduce_scatter's
+ * does; exact up to one element, since a window's pieces share its remainder). */
 typedef struct ma {
     mc_shm_t *sh;
     const mc_args_t *a;
@@ -170,14 +172,24 @@ static int ma_fold(const ma_t *e, char *shm, const char *src, size_t n)
     return mc_red2(&e->red, src, shm, n);
 }
 
+/* Where the last reduction of this rank's own piece of window w goes when it is this rank's
+ * result for good: reduce_scatter's block in rbuf, and reduce's piece r at the root (no other
+ * rank reads it, so it skips the region and the copy-out); NULL: into the region. */
+static char *ma_own_dst(const ma_t *e, size_t w)
+{
+    if (e->job->dest == MC_SR_RS) return e->rb + w * e->I * e->ext;
+    if (e->job->dest == MC_SR_ROOT && e->r == e->a->root) return e->rb + e->off[e->r] * e->ext;
+    return NULL;
+}
+
 /* Level-1 step j on elements [lo, lo + n) of piece i. */
 static int ma_apply(ma_t *e, size_t w, size_t lw, int j, int i, size_t lo, size_t n)
 {
     size_t ext = e->ext;
     const char *src = e->sb + (e->off[i] + lo) * ext;
-    char *shm = ma_shm(e, lw, e->k, i) + lo * ext;
-    if (e->job->dest == MC_SR_RS && e->m == 1 && j == e->nk - 1) {
-        char *dst = e->rb + (w * e->I + lo) * ext;
+    char *shm = ma_shm(e, lw, e->k, i) + lo * ext, *dst;
+    if (e->m == 1 && j == e->nk - 1 && (dst = ma_own_dst(e, w))) { /* piece i is mine */
+        dst += lo * ext;
         if (j) return red3_fwd(&e->red, dst, src, shm, n, e->W, e->C);
         if (dst != src) mc_copy_adaptive(dst, src, n * ext, 1, e->W, e->C); /* p == 1 */
         return MPI_SUCCESS;
@@ -255,8 +267,8 @@ static int ma_level2(ma_t *e, size_t w, size_t lw)
     }
     size_t n = e->len[e->r];
     int rc = MPI_SUCCESS;
-    if (e->job->dest == MC_SR_RS) {
-        char *dst = e->rb + w * e->I * e->ext;
+    char *dst = ma_own_dst(e, w);
+    if (dst) {
         rc = mc_red3_adaptive(&e->red, dst, ma_shm(e, lw, 0, e->r), ma_shm(e, lw, 1, e->r), n, e->m == 2, e->W,
                               e->C);
         for (int k = 2; k < e->m && rc == MPI_SUCCESS; k++)
@@ -274,8 +286,10 @@ static void ma_copyout(ma_t *e, size_t w, size_t lw)
     if (e->job->dest == MC_SR_ROOT && e->r != e->a->root) return;
     mc_shm_wait_all(e->sh, MC_F_STEP, ma_fin(e, lw));
     ma_pieces(e, w);
+    int skip = ma_own_dst(e, w) ? e->r : -1; /* the root's own piece is in rbuf already */
     for (int i = 0; i < e->p; i++)
-        mc_copy_adaptive(e->rb + e->off[i] * e->ext, ma_shm(e, lw, 0, i), e->len[i] * e->ext, 1, e->W, e->C);
+        if (i != skip)
+            mc_copy_adaptive(e->rb + e->off[i] * e->ext, ma_shm(e, lw, 0, i), e->len[i] * e->ext, 1, e->W, e->C);
     mc_shm_set(e->sh, MC_F_AUX, (uint32_t)lw + 1);
 }
 
@@ -433,7 +447,7 @@ double mc_sr_ma_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 {
     double p = in->p, s = in->m, m = in->sockets > 1 ? in->sockets : 1;
     double rs = s * (3 * p + 2 * m - 3);
-    return dest == MC_SR_RS ? rs : dest == MC_SR_ALL ? rs + 2 * s * p : rs + 2 * s;
+    return dest == MC_SR_RS ? rs : dest == MC_SR_ALL ? rs + 2 * s * p : rs + 2 * s * (p - 1) / p;
 }
 
 double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -455,10 +469,12 @@ double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h,
  * inputs in rank order into rbuf (one sync). allreduce/reduce up to MC_SR_DPML_TINY: every
  * rank (reduce: the root) reduces all inputs in rank order into rbuf (one sync); larger: rank
  * r reduces part r of all inputs in rank order into slot 0, raises STEP 2, and every rank
- * (reduce: the root) copies the result out.
+ * copies the result out (reduce: the root reduces its own part into rbuf and copies out the
+ * others').
  * DAV (s = input bytes, p > 1): copy-in 2ps; reduce_scatter + 3s(p-1); tiny allreduce
  * + 3s(p-1)p, tiny reduce + 3s(p-1); large allreduce + 3s(p-1) + 2ps, large reduce
- * + 3s(p-1) + 2s. p = 1: 2s (a copy to rbuf). */
+ * + 3s(p-1) + 2s(p-1)/p (exact up to one element, the root's part's share of the remainder).
+ * p = 1: 2s (a copy to rbuf). */
 static const char *dpml_in(mc_shm_t *sh, int inl, int k)
 {
     return inl ? (const char *)mc_flag(sh, MC_F_STEP, k)->data : mc_shm_slot_of(sh, k);
@@ -581,13 +597,22 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
             rc = dpml_chain(sh, &red, inl, a->rbuf, 0, a->count, 1, W, C);
         }
     } else {
+        /* part r of the result: into slot 0, the root's own part straight into its rbuf (the
+         * chains read the slots only, so an in-place rbuf is free to take it) */
         mc_shm_wait_all(sh, MC_F_STEP, 1);
-        size_t off = mc_part_start(a->count, p, r) * ext;
-        rc = dpml_chain(sh, &red, 0, mc_shm_slot_of(sh, 0) + off, off, mc_part_len(a->count, p, r), 0, W, C);
+        size_t off = mc_part_start(a->count, p, r) * ext, n = mc_part_len(a->count, p, r);
+        size_t end = off + n * ext;
+        int mine = job->dest == MC_SR_ROOT && r == root; /* allreduce: every part to slot 0 */
+        char *res = mc_shm_slot_of(sh, 0), *dst = mine ? (char *)a->rbuf + off : res + off;
+        rc = dpml_chain(sh, &red, 0, dst, off, n, mine, W, C);
         mc_shm_set(sh, MC_F_STEP, 2);
-        if (r == root) {
+        if (mine) {
             mc_shm_wait_all(sh, MC_F_STEP, 2);
-            mc_copy_adaptive(a->rbuf, mc_shm_slot_of(sh, 0), s, 1, W, C);
+            mc_copy_adaptive(a->rbuf, res, off, 1, W, C);
+            mc_copy_adaptive((char *)a->rbuf + end, res + end, s - end, 1, W, C);
+        } else if (r == root) {
+            mc_shm_wait_all(sh, MC_F_STEP, 2);
+            mc_copy_adaptive(a->rbuf, res, s, 1, W, C);
         }
     }
     mc_shm_end(sh);
@@ -611,7 +636,7 @@ double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
     case MC_SR_ALL:
         return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red * p : 4 * p * s + red;
     default:
-        return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red : 2 * p * s + red + 2 * s;
+        return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red : 2 * p * s + red + 2 * s * (p - 1) / p;
     }
 }
 
