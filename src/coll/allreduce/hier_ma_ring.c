@@ -70,8 +70,9 @@ static int allreduce_hier_ma_ring(mc_ctx_t *ctx, const mc_args_t *a)
     const mc_hier_t *h;
     int rc = mc_hier_get(ctx, &h);
     if (rc != MPI_SUCCESS || !a->count) return rc;
-    size_t *cnt = mc_malloc(sizeof(size_t) * 2 * (size_t)h->P), *dsp = cnt + h->P;
+    size_t *cnt = mc_malloc(sizeof(size_t) * 2 * (size_t)h->P);
     if (!cnt) return MPI_ERR_NO_MEM;
+    size_t *dsp = cnt + h->P;
     layout(h, a->count, cnt, dsp);
     size_t n = cnt[h->l];
     /* The block can live in its final place unless the input is there too (in place). */

@@ -21,8 +21,9 @@ static int allreduce_ring(mc_ctx_t *ctx, const mc_args_t *a)
 {
     int p = ctx->size, r = ctx->rank;
     if (!a->count) return MPI_SUCCESS;
-    size_t *counts = mc_malloc(sizeof(size_t) * 2 * (size_t)p), *displs = counts + p;
+    size_t *counts = mc_malloc(sizeof(size_t) * 2 * (size_t)p);
     if (!counts) return MPI_ERR_NO_MEM;
+    size_t *displs = counts + p;
     for (int i = 0; i < p; i++) {
         counts[i] = mc_part_len(a->count, p, i);
         displs[i] = mc_part_start(a->count, p, i);
