@@ -317,10 +317,12 @@ static void other_comms_part(const tcomm_t *c, rcase_fn run)
         }
 }
 
-/* One MB-sized case: 4 MB of ints per rank (in total for the reduce_scatters). */
-static void large_part(const tcomm_t *c, rcase_fn run, size_t per)
+/* One MB-sized case: 4 MB of ints per rank (in total for the reduce_scatters); rooted, also
+ * in place at root 0 (a reduce's root writes its result where its input was). */
+static void large_part(const tcomm_t *c, rcase_fn run, size_t per, unsigned flags)
 {
     go(c, run, rcase(VT_INT, OP_SUM, GEN_EXACT, ((size_t)1 << 20) / per + 3, c->size - 1, 0));
+    if (flags & RP_ROOTED) go(c, run, rcase(VT_INT, OP_SUM, GEN_EXACT, ((size_t)1 << 20) + 5, 0, 1));
 }
 
 static void reduce_plan(const tcomm_t *comms, int ncomms, rcase_fn run, unsigned flags)
@@ -328,7 +330,7 @@ static void reduce_plan(const tcomm_t *comms, int ncomms, rcase_fn run, unsigned
     const tcomm_t *w = &comms[0];
     size_t per = flags & RP_SCATTER ? (size_t)w->size : 1;
     if (T.large_only) {
-        large_part(w, run, per);
+        large_part(w, run, per, flags);
         return;
     }
     ops_part(w, run);
@@ -339,7 +341,7 @@ static void reduce_plan(const tcomm_t *comms, int ncomms, rcase_fn run, unsigned
     if (plan_radix()) radix_part(w, run);
     wide_part(w, run, per);
     for (int i = 1; i < ncomms; i++) other_comms_part(&comms[i], run);
-    if (!T.quick) large_part(w, run, per);
+    if (!T.quick) large_part(w, run, per, flags);
 }
 
 void check_reduce(const tcomm_t *c, int n) { reduce_plan(c, n, run_reduce, RP_ROOTED); }

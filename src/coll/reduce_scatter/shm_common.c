@@ -103,7 +103,8 @@ static size_t slice_max(void)
  * level 2: 3(m-1); so s(3p - m) + 3s(m-1) = s(3p + 2m - 3) for any socket sizes (flat m = 1:
  * s(3p - 1)); allreduce + 2sp (every rank copies out), reduce + 2s(p-1)/p (the root copies out
  * the others' pieces: its own piece's last reduction writes its rbuf, as reduce_scatter's
- * does; exact up to one element, since a window's pieces share its remainder). */
+ * does; exact up to one element, since a window's pieces share its remainder; nothing at 2
+ * ranks from MC_SR_WHOLE_MIN, where the root's piece is the whole window: ma_whole). */
 typedef struct ma {
     mc_shm_t *sh;
     const mc_args_t *a;
@@ -114,6 +115,7 @@ typedef struct ma {
     size_t ext, I, stride, W, C, nwin;
     int p, r, m, S, nbuf;
     int far;            /* the node is far: writes into the region stream */
+    int whole;          /* reduce at 2 ranks: the root's piece is the whole window (ma_whole) */
     int k, t, nk, next; /* my socket, my index in it, its size, next member */
     size_t *off, *len;  /* [p] pieces of a window: sbuf offset and length, elements */
 } ma_t;
@@ -130,6 +132,11 @@ static void ma_pieces(ma_t *e, size_t w)
         }
         return;
     }
+    if (e->whole) {
+        size_t lo = w * e->I, n = min_sz(a->count - lo, e->I);
+        for (int i = 0; i < e->p; i++) e->off[i] = lo, e->len[i] = i == a->root ? n : 0;
+        return;
+    }
     size_t lo = w * (size_t)e->p * e->I, n = min_sz(a->count - lo, (size_t)e->p * e->I);
     for (int i = 0; i < e->p; i++) {
         e->off[i] = lo + mc_part_start(n, e->p, i);
@@ -142,6 +149,23 @@ static char *ma_shm(const ma_t *e, size_t lw, int k, int i)
 {
     size_t idx = ((lw % (size_t)e->nbuf) * (size_t)e->m + (size_t)k) * (size_t)e->p + (size_t)i;
     return e->sh->data + idx * e->stride;
+}
+
+/* A reduce at 2 ranks (flat) from MC_SR_WHOLE_MIN bytes of input: the root's piece is the
+ * whole window of I elements (the other rank's is empty), so the other rank's step 0 copies
+ * its input in and the root's last step reduces it with its own straight into rbuf: the root
+ * puts nothing and copies nothing out (DAV 5s = s(3p-1) instead of 6s), while the other rank
+ * copies ahead through the ring. Both ranks' pieces otherwise: the root puts half, reduces
+ * half and copies half out (about 3.5s of the root's traffic against 3s). Measured at 2 ranks,
+ * malloc buffers, Open MPI, `shm_ma` forced, `--order block`, 3 launches each alternating:
+ * 256 KiB 14.3-14.4 -> 16.9-17.3 us (the root waits for the first window), 512 KiB
+ * 25.3-28.4 -> 23.6-25.2, 1 MiB 47.3-49.2 -> 46.0-46.4, 2 MiB 92.5-95.7 -> 83.6-84.9,
+ * 4 MiB 180-181 -> 153-160, 8 MiB 464-486 -> 369-401. */
+#define MC_SR_WHOLE_MIN ((size_t)512 << 10)
+
+static int ma_whole(mc_sr_dest_t dest, int p, int m, size_t s)
+{
+    return dest == MC_SR_ROOT && p == 2 && m == 1 && s >= MC_SR_WHOLE_MIN;
 }
 
 static uint32_t ma_fin(const ma_t *e, size_t lw)
@@ -359,14 +383,15 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
         e->S = e->p;
     }
     size_t blk = 0, total = input_count(a, job, e->p);
+    e->whole = ma_whole(job->dest, e->p, e->m, total * e->ext);
     if (job->dest == MC_SR_RS)
         for (int i = 0; i < e->p; i++) blk = max_sz(blk, blk_count(a, job, i));
     else
-        blk = (a->count + (size_t)e->p - 1) / (size_t)e->p;
+        blk = e->whole ? a->count : (a->count + (size_t)e->p - 1) / (size_t)e->p;
     e->I = ma_slice_elems(sh->data_len, e->p, e->m, blk, e->ext, &e->nbuf);
     if (!e->I) return MPI_ERR_INTERN; /* excluded by the ok function */
     e->stride = round_up(e->I * e->ext, MC_LINE);
-    if (job->dest == MC_SR_RS)
+    if (job->dest == MC_SR_RS || e->whole)
         e->nwin = (blk + e->I - 1) / e->I;
     else
         e->nwin = (a->count + (size_t)e->p * e->I - 1) / ((size_t)e->p * e->I);
@@ -447,6 +472,7 @@ double mc_sr_ma_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 {
     double p = in->p, s = in->m, m = in->sockets > 1 ? in->sockets : 1;
     double rs = s * (3 * p + 2 * m - 3);
+    if (ma_whole(dest, in->p, (int)m, (size_t)s)) return rs;
     return dest == MC_SR_RS ? rs : dest == MC_SR_ALL ? rs + 2 * s * p : rs + 2 * s * (p - 1) / p;
 }
 
