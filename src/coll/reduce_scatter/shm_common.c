@@ -155,7 +155,9 @@ static char *ma_shm(const ma_t *e, size_t lw, int k, int i)
  * whole window of I elements (the other rank's is empty), so the other rank's step 0 copies
  * its input in and the root's last step reduces it with its own straight into rbuf: the root
  * puts nothing and copies nothing out (DAV 5s = s(3p-1) instead of 6s), while the other rank
- * copies ahead through the ring. Both ranks' pieces otherwise: the root puts half, reduces
+ * copies the next window in (its empty step 1 still waits for the root's step 0 of the window
+ * before: one window ahead, enough since its copy outruns the root's reduction). Both ranks'
+ * pieces otherwise: the root puts half, reduces
  * half and copies half out (about 3.5s of the root's traffic against 3s). Measured at 2 ranks,
  * malloc buffers, Open MPI, `shm_ma` forced, `--order block`, 3 launches each alternating:
  * 256 KiB 14.3-14.4 -> 16.9-17.3 us (the root waits for the first window), 512 KiB
