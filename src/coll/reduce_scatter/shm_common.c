@@ -156,9 +156,9 @@ static char *ma_shm(const ma_t *e, size_t lw, int k, int i)
  * its input in and the root's last step reduces it with its own straight into rbuf: the root
  * puts nothing and copies nothing out (DAV 5s = s(3p-1) instead of 6s), while the other rank
  * copies the next window in (its empty step 1 still waits for the root's step 0 of the window
- * before: one window ahead, enough since its copy outruns the root's reduction). Both ranks'
- * pieces otherwise: the root puts half, reduces
- * half and copies half out (about 3.5s of the root's traffic against 3s). Measured at 2 ranks,
+ * before: one window ahead, enough since its copy outruns the root's reduction). With both
+ * ranks' pieces the root puts half, reduces half and copies half out (about 3.5s of the
+ * root's traffic against 3s). Measured at 2 ranks,
  * malloc buffers, Open MPI, `shm_ma` forced, `--order block`, 3 launches each alternating:
  * 256 KiB 14.3-14.4 -> 16.9-17.3 us (the root waits for the first window), 512 KiB
  * 25.3-28.4 -> 23.6-25.2, 1 MiB 47.3-49.2 -> 46.0-46.4, 2 MiB 92.5-95.7 -> 83.6-84.9,
@@ -634,13 +634,14 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
         char *res = mc_shm_slot_of(sh, 0), *dst = mine ? (char *)a->rbuf + off : res + off;
         rc = dpml_chain(sh, &red, 0, dst, off, n, mine, W, C);
         mc_shm_set(sh, MC_F_STEP, 2);
-        if (mine) {
+        if (r == root) {
             mc_shm_wait_all(sh, MC_F_STEP, 2);
-            mc_copy_adaptive(a->rbuf, res, off, 1, W, C);
-            mc_copy_adaptive((char *)a->rbuf + end, res + end, s - end, 1, W, C);
-        } else if (r == root) {
-            mc_shm_wait_all(sh, MC_F_STEP, 2);
-            mc_copy_adaptive(a->rbuf, res, s, 1, W, C);
+            if (mine) { /* the parts before and after its own */
+                mc_copy_adaptive(a->rbuf, res, off, 1, W, C);
+                mc_copy_adaptive((char *)a->rbuf + end, res + end, s - end, 1, W, C);
+            } else {
+                mc_copy_adaptive(a->rbuf, res, s, 1, W, C);
+            }
         }
     }
     mc_shm_end(sh);
