@@ -47,8 +47,12 @@ int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
     int rc, size, rank;
     if (mc_run_again(comm, MC_REDUCE, &k, &rc)) return rc;
     if (mc_precheck(comm, count, &rc)) return rc;
-    if (prep(&a, MC_REDUCE, sbuf, rbuf, count, dt, op, comm, (size_t)count) &&
-        mc_comm_dims(comm, &size, &rank)) {
+    /* A non-root's rbuf is not significant: it may be anything, its sbuf too, as in the common
+     * MPI_Reduce(rank == root ? MPI_IN_PLACE : buf, buf, ...). Taken for aliased buffers, such a
+     * non-root left for the native MPI while the root waited in mcoll: a hang. */
+    int dims = mc_comm_dims(comm, &size, &rank);
+    if (prep(&a, MC_REDUCE, sbuf, dims && rank == root ? rbuf : NULL, count, dt, op, comm, (size_t)count) &&
+        dims) {
         int in_place_ok = sbuf != MPI_IN_PLACE || rank == root;
         a.root = root;
         if (root >= 0 && root < size && in_place_ok &&

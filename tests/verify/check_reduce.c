@@ -18,13 +18,16 @@ typedef struct {
     vt_gen_t g;
     size_t n;           /* elements (per rank block for the reduce_scatters) */
     int root, inplace;
-    int null_rbuf;      /* non-roots of reduce pass recvbuf NULL */
+    int nonroot_rbuf;   /* what non-roots of reduce pass as recvbuf (not significant there) */
     int vpat;           /* reduce_scatter counts */
 } rcase_t;
 
 typedef void (*rcase_fn)(const tcomm_t *c, const rcase_t *r);
 
 enum { RP_ROOTED = 1, RP_V = 2, RP_SCATTER = 4 };
+/* A buffer of their own, NULL, or their send buffer (as MPI_Reduce(rank == root ?
+ * MPI_IN_PLACE : buf, buf, ...) does: legal, rbuf being ignored off the root). */
+enum { NR_OWN, NR_NULL, NR_SEND, NR_MODES };
 
 static const char *rdesc(const rcase_t *r, unsigned flags)
 {
@@ -32,8 +35,8 @@ static const char *rdesc(const rcase_t *r, unsigned flags)
     static const char *const gname[] = {"exact", "wide", "ones"};
     int n = snprintf(s, sizeof s, "type=%s op=%s data=%s n=%zu", vt_kind_name(r->k), vt_op_name(r->op),
                      gname[r->g], r->n);
-    if (flags & RP_ROOTED) n += snprintf(s + n, sizeof s - (size_t)n, " root=%d%s", r->root,
-                                         r->null_rbuf ? " nonroot_recvbuf=NULL" : "");
+    static const char *const nr[] = {"", " nonroot_recvbuf=NULL", " nonroot_recvbuf=sendbuf"};
+    if (flags & RP_ROOTED) n += snprintf(s + n, sizeof s - (size_t)n, " root=%d%s", r->root, nr[r->nonroot_rbuf]);
     if (flags & RP_V) n += snprintf(s + n, sizeof s - (size_t)n, " counts=%s", vpat_name(r->vpat));
     if (r->inplace) snprintf(s + n, sizeof s - (size_t)n, " in_place");
     return s;
@@ -131,12 +134,12 @@ static void run_reduce(const tcomm_t *c, const rcase_t *r)
 {
     int me = c->rank, isroot = me == r->root, inplace = isroot && r->inplace;
     void *sb = rgen(r, me, r->n, 0), *rb = NULL;
-    if (isroot || !r->null_rbuf) rb = ralloc(r, r->n);
+    if (isroot || r->nonroot_rbuf == NR_OWN) rb = ralloc(r, r->n);
     if (inplace) memcpy(rb, sb, r->n * vt_size(r->k));
     uint64_t sh = rhash(r, sb, r->n);
     tcase(c, "%s", rdesc(r, RP_ROOTED));
-    int rc = MPI_Reduce(inplace ? MPI_IN_PLACE : sb, rb, (int)r->n, vt_mpi_type(r->k), vt_mpi_op(r->op),
-                        r->root, c->comm);
+    int rc = MPI_Reduce(inplace ? MPI_IN_PLACE : sb, !isroot && r->nonroot_rbuf == NR_SEND ? sb : rb, (int)r->n,
+                        vt_mpi_type(r->k), vt_mpi_op(r->op), r->root, c->comm);
     if (tcheck_rc(rc, "MPI_Reduce")) {
         after_call(r, sb, r->n, sh);
         if (isroot) rexpect(r, rb, r->n, 0, 0, c->size - 1, "recvbuf");
@@ -251,7 +254,7 @@ static void roots_part(const tcomm_t *c, rcase_fn run)
         for (size_t i = 0; i < NELEM(counts); i++)
             for (int inp = 0; inp < 2; inp++) {
                 rcase_t r = rcase(inp ? VT_AFFINE : VT_INT, inp ? OP_AFFINE : OP_SUM, GEN_EXACT, counts[i], root, inp);
-                r.null_rbuf = (root + (int)i) % 2;
+                r.nonroot_rbuf = (root + (int)i + inp) % NR_MODES;
                 go(c, run, r);
             }
 }
@@ -322,7 +325,11 @@ static void other_comms_part(const tcomm_t *c, rcase_fn run)
 static void large_part(const tcomm_t *c, rcase_fn run, size_t per, unsigned flags)
 {
     go(c, run, rcase(VT_INT, OP_SUM, GEN_EXACT, ((size_t)1 << 20) / per + 3, c->size - 1, 0));
-    if (flags & RP_ROOTED) go(c, run, rcase(VT_INT, OP_SUM, GEN_EXACT, ((size_t)1 << 20) + 5, 0, 1));
+    if (flags & RP_ROOTED) {
+        rcase_t r = rcase(VT_INT, OP_SUM, GEN_EXACT, ((size_t)1 << 20) + 5, 0, 1);
+        r.nonroot_rbuf = NR_SEND;
+        go(c, run, r);
+    }
 }
 
 static void reduce_plan(const tcomm_t *comms, int ncomms, rcase_fn run, unsigned flags)
