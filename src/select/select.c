@@ -335,6 +335,12 @@ struct mc_sel_memo {
     mc_sel_entry_t *way[MC_NCOLL];
 };
 
+/* The slot is found by the raw receive buffer the application passed (k's) when the call has
+ * a key, else by the prepared one: the two differ where the prepared arguments drop a buffer
+ * that is not significant (a reduce's non-root passes NULL on), and a keyed call is looked up
+ * again by its raw arguments (mc_select_again). */
+static inline const void *slot_rbuf(const mc_args_t *a, const mc_key_t *k) { return k ? k->rbuf : a->rbuf; }
+
 static inline mc_sel_entry_t *memo_at(const mc_ctx_t *ctx, mc_coll_t c, int root, const void *rbuf)
 {
     const struct mc_sel_memo *m = ctx->memo;
@@ -380,7 +386,7 @@ __attribute__((noinline)) static const mc_alg_t *search(mc_ctx_t *ctx, mc_args_t
     if (!ctx->memo && !(ctx->memo = memo_new(ctx->size))) return alg;
     if (!ctx->memo->way[a->coll] && !(ctx->memo->way[a->coll] = calloc(ctx->memo->mask + 1, sizeof(mc_sel_entry_t))))
         return alg;
-    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, a->rbuf);
+    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, slot_rbuf(a, k));
     m->gen = gen, m->idx = idx, m->alg = alg, m->a = *a;
     if ((m->keyed = k && alg)) m->k = *k;
     return alg;
@@ -405,7 +411,7 @@ const mc_alg_t *mc_select(mc_ctx_t *ctx, mc_args_t *a, int *index, const mc_key_
 {
     if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init);
     unsigned gen = atomic_load_explicit(&sel_gen, memory_order_acquire);
-    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, a->rbuf);
+    mc_sel_entry_t *m = memo_at(ctx, a->coll, a->root, slot_rbuf(a, k));
     if (m && m->gen == gen && same_call(&m->a, a)) {
         a->segsize = m->a.segsize;
         a->radix = m->a.radix;
