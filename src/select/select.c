@@ -196,8 +196,9 @@ int mc_sel_force(mc_coll_t c, const char *alg)
     pthread_once(&once, init);
     int idx = force_index(c, alg);
     if (idx == -3) return -1;
-    forced_idx[c] = idx;
-    mc_sel_changed();
+    /* setting what is set already keeps the remembered choices (mcoll-bench sets its
+     * column's algorithm before every call: each single call had paid a full selection) */
+    if (atomic_exchange(&forced_idx[c], idx) != idx) mc_sel_changed();
     return 0;
 }
 

@@ -4,7 +4,8 @@
  *   - results stay right while the data changes between identical calls (allreduce, in place
  *     too, reduce at a fixed and at a rotating root, bcast, scan) and when two buffer sets
  *     alternate (both remembered); the repeats counter shows which calls took the path;
- *   - a forced algorithm (mcoll_set_alg) between two identical calls is obeyed;
+ *   - a forced algorithm (mcoll_set_alg) between two identical calls is obeyed, and the same
+ *     algorithm set again keeps the call remembered;
  *   - a derived datatype is never remembered: freed and re-created (its handle possibly
  *     reused) with another size, the next bcast moves the new size;
  *   - a freed communicator's remembered call never runs on a new one (same handle or not);
@@ -154,6 +155,13 @@ static void forced_between(void)
     got = mcoll_last_alg("allreduce");
     EXPECT(got && !strcmp(got, "ring"), "forced ring after an identical call, ran %s", got ? got : "-");
     EXPECT(b == (double)size * (size + 1) / 2, "forced ring: %g", b);
+    /* the same algorithm set again changes nothing: the identical call stays remembered */
+    mcoll_stats_t s0 = stats("allreduce");
+    mcoll_set_alg("allreduce", "ring");
+    MPI_Allreduce(&a, &b, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT(stats("allreduce").repeats == s0.repeats + 1, "ring set again: the identical call was not remembered");
+    got = mcoll_last_alg("allreduce");
+    EXPECT(got && !strcmp(got, "ring"), "ring set again, ran %s", got ? got : "-");
     mcoll_set_alg("allreduce", "auto");
 }
 
