@@ -2,7 +2,7 @@
 # make bench-node: the intra-node targets of the shared-memory engine, both MPIs, one table.
 # For each MPI, mcoll-bench runs native vs mcoll on the same buffers (2 ranks by default) with
 # --roofline (the node's copy bandwidth, measured first); then the two CSVs are merged and each
-# mcoll time is compared with the FASTER of the two native MPIs, and with the DRAM floor.
+# mcoll time is compared with the FASTER of the two native MPIs, and with its run's DRAM floor.
 # Extra arguments go to mcoll-bench (e.g. --heap, --batch 100, --order block for the large
 # sizes: no mcoll call right after a native one). MALLOC_HEAP=1 preloads
 # libmcoll-malloc.so: the bench's malloc buffers (and the native MPIs' own) from the shared heap.
@@ -46,7 +46,8 @@ awk -F, '
     if (!(k in seen)) { seen[k] = 1; order[++n] = k }
     for (i = 1; (f, k, "n", i) in val; i++) ;
     val[f, k, "n", i] = $8; val[f, k, "m", i] = $9; val[f, k, "x", i] = $9 > 0 ? $8 / $9 : 0
-    alg[f, k] = $7; fl[k] = $16 }
+    if ($16 > 0) val[f, k, "f", i] = $9 / $16
+    alg[f, k] = $7 }
   END {
     printf "%-22s %10s %11s %11s %11s %11s %8s %7s %7s %7s %7s  %s\n", "collective", "bytes", "ompi_nat",
            "mpich_nat", "ompi_mcoll", "mpich_mcoll", "vs_best", "ompi_x", "mpich_x", "min_x", "floor_x",
@@ -56,7 +57,8 @@ awk -F, '
       n1 = med(1, k, "n"); n2 = med(2, k, "n"); m1 = med(1, k, "m"); m2 = med(2, k, "m")
       best = n1; if (n2 != "" && n2 < best) best = n2
       m = m1; if (m2 != "" && m2 > m) m = m2
-      fx = (fl[k] > 0) ? sprintf("%7.2f", m / fl[k]) : "      -"
+      f1 = med(1, k, "f"); f2 = med(2, k, "f"); fm = (f2 != "" && (f1 == "" || f2 > f1)) ? f2 : f1
+      fx = (fm != "") ? sprintf("%7.2f", fm) : "      -"
       x1 = med(1, k, "x"); x2 = med(2, k, "x"); bx = (x2 == "" || x1 <= x2) ? x1 : x2
       printf "%-22s %10s %11.2f %11.2f %11.2f %11.2f %7.2fx %6.2fx %6.2fx %6.2fx %s  %s/%s\n", p[1], p[2], n1, n2,
              m1, m2, best / m, x1, x2, bx, fx, alg[1, k], alg[2, k]
@@ -65,4 +67,5 @@ awk -F, '
 echo "(medians over $rounds alternating rounds per MPI; vs_best = faster native / slower mcoll; ompi_x, mpich_x ="
 echo " that MPI's native / mcoll within each run, the median over its rounds (the VM's state, see the flag exchange"
 echo " above: 0.03-0.08 us fast, 0.36-0.41 us slow, changes between runs; within a run both columns see it);"
-echo " min_x = the smaller of the two: mcoll against each native in its own runs; floor_x = slower mcoll / DRAM floor)"
+echo " min_x = the smaller of the two: mcoll against each native in its own runs; floor_x = mcoll / its run's DRAM"
+echo " floor (at the copy bandwidth that run measured), the median over each MPI's rounds, the larger of the two)"
