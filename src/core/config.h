@@ -39,6 +39,7 @@ typedef struct mc_config {
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */
     long malloc_min;            /* libmcoll-malloc.so: smallest malloc from the heap (0 = none) */
+    long pack_chunk;            /* bytes of one MPI_Pack of a non-contiguous buffer, 0 = INT_MAX */
 } mc_config_t;
 
 /* The configuration, read on first use. Every collective call reads it: the fast path is

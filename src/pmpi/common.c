@@ -2,6 +2,7 @@
 #include "../core/stats.h"
 #include "../select/select.h"
 #include "../shm/shm.h"
+#include "../core/config.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,17 +213,16 @@ int mc_key_stable(MPI_Datatype t, MPI_Op op)
 
 void mc_fallback(mc_coll_t c, size_t bytes) { mc_stats_fallback(c, bytes); }
 
-/* Packs (unpack = 0) or unpacks n elements of t at buf + off bytes to or from `packed`. buf
+/* One MPI_Pack / MPI_Unpack of n elements of t at buf + off bytes to or from `packed`. buf
  * may be MPI_BOTTOM (t then holds absolute addresses), which MPICH 4.0's MPI_Pack rejects as a
  * null buffer: that layout is then described from a non-null anchor instead (a struct of n t
  * at minus the anchor's address). */
-static int pack_io(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t, void *packed,
-                   int bytes, MPI_Comm comm)
+static int pack_piece(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t, void *packed,
+                      int bytes, MPI_Comm comm)
 {
     static char anchor;
     MPI_Datatype use = t;
     int count = n, pos = 0, rc;
-    if (n == 0) return MPI_SUCCESS;
     if (buf == MPI_BOTTOM) {
         MPI_Aint disp = off - (MPI_Aint)(uintptr_t)&anchor;
         rc = PMPI_Type_create_struct(1, &count, &disp, &t, &use);
@@ -239,6 +239,28 @@ static int pack_io(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t, v
     return rc;
 }
 
+/* Packs (unpack = 0) or unpacks n elements of t at buf + off bytes to or from `packed`, in
+ * pieces of at most MCOLL_PACK_CHUNK bytes (default INT_MAX: MPI_Pack counts the packed bytes
+ * in an int). A layout over 2 GiB must not fail where only some ranks see it - a v-collective's
+ * root its whole buffer, a sender its block - while the others go on into the collective and
+ * wait for them. */
+static int pack_io(int unpack, void *buf, MPI_Aint off, size_t n, MPI_Datatype t, void *packed, MPI_Comm comm)
+{
+    int size, rc = MPI_SUCCESS;
+    MPI_Aint lb, ext;
+    if (n == 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size == 0) return MPI_SUCCESS;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    size_t limit = mc_cfg()->pack_chunk > 0 ? (size_t)mc_cfg()->pack_chunk : (size_t)INT_MAX;
+    size_t per = limit / (size_t)size;
+    if (per == 0) per = 1; /* an element larger than a piece: one per piece (its size is an int) */
+    for (size_t i = 0; i < n && rc == MPI_SUCCESS; i += per) {
+        size_t k = n - i < per ? n - i : per;
+        rc = pack_piece(unpack, buf, off + (MPI_Aint)i * ext, (int)k, t, (char *)packed + i * (size_t)size,
+                        (int)(k * (size_t)size), comm);
+    }
+    return rc;
+}
+
 int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fill, MPI_Comm comm,
             void **view, void **tmp)
 {
@@ -248,18 +270,15 @@ int mc_view(const void *buf, size_t n, MPI_Datatype t, const mc_dt_t *d, int fil
         return MPI_SUCCESS;
     }
     size_t bytes = n * (size_t)d->size;
-    if (n > INT_MAX || bytes > INT_MAX) return MPI_ERR_COUNT;
     *tmp = *view = malloc(bytes ? bytes : 1);
     if (!*tmp) return MPI_ERR_NO_MEM;
-    return fill ? pack_io(0, (void *)buf, 0, (int)n, t, *tmp, (int)bytes, comm) : MPI_SUCCESS;
+    return fill ? pack_io(0, (void *)buf, 0, n, t, *tmp, comm) : MPI_SUCCESS;
 }
 
 int mc_unview(const void *tmp, size_t n, MPI_Datatype t, MPI_Comm comm, void *buf)
 {
-    int size;
     if (!tmp || n == 0) return MPI_SUCCESS;
-    PMPI_Type_size(t, &size);
-    return pack_io(1, buf, 0, (int)n, t, (void *)tmp, (int)(n * (size_t)size), comm);
+    return pack_io(1, buf, 0, n, t, (void *)tmp, comm);
 }
 
 int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, const void *buf,
@@ -277,7 +296,6 @@ int mc_blocks_make(mc_blocks_t *b, int p, const int *counts, const int *displs, 
         off += b->cnt[i];
     }
     if (d->contig) return MPI_SUCCESS;
-    if (off > INT_MAX) return MPI_ERR_COUNT;
     b->base = b->tmp = malloc(off ? off : 1);
     return b->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
@@ -295,8 +313,7 @@ int mc_blocks_pack(const mc_blocks_t *b, int p, const int *counts, const int *di
 {
     int rc = MPI_SUCCESS;
     for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++)
-        rc = pack_io(0, (void *)buf, block_off(i, displs, t), counts[i], t, b->tmp + b->dsp[i],
-                     (int)b->cnt[i], comm);
+        rc = pack_io(0, (void *)buf, block_off(i, displs, t), (size_t)counts[i], t, b->tmp + b->dsp[i], comm);
     return rc;
 }
 
@@ -305,8 +322,7 @@ int mc_blocks_unpack(const mc_blocks_t *b, int p, const int *counts, const int *
 {
     int rc = MPI_SUCCESS;
     for (int i = 0; b->tmp && i < p && rc == MPI_SUCCESS; i++)
-        rc = pack_io(1, buf, block_off(i, displs, t), counts[i], t, b->tmp + b->dsp[i],
-                     (int)b->cnt[i], comm);
+        rc = pack_io(1, buf, block_off(i, displs, t), (size_t)counts[i], t, b->tmp + b->dsp[i], comm);
     return rc;
 }
 
