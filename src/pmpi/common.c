@@ -249,6 +249,7 @@ static int pack_io(int unpack, void *buf, MPI_Aint off, size_t n, MPI_Datatype t
     int size, rc = MPI_SUCCESS;
     MPI_Aint lb, ext;
     if (n == 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size == 0) return MPI_SUCCESS;
+    if (size < 0) return MPI_ERR_TYPE; /* MPI_UNDEFINED: a type whose size overflows an int */
     PMPI_Type_get_extent(t, &lb, &ext);
     size_t limit = mc_cfg()->pack_chunk > 0 ? (size_t)mc_cfg()->pack_chunk : (size_t)INT_MAX;
     size_t per = limit / (size_t)size;
