@@ -68,14 +68,13 @@ static int scan_like(mc_coll_t c, const void *sbuf, void *rbuf, int count, MPI_D
 {
     mc_args_t a;
     mc_key_t k = {sbuf, rbuf, count, 0, dt, op};
-    int rc;
-    int size, rank;
+    int rc, size, rank;
     if (mc_run_again(comm, c, &k, &rc)) return rc;
     if (mc_precheck(comm, count, &rc)) return rc;
     /* exscan's rbuf is not significant on rank 0 (unless in place: its input is there), which
      * may pass its send buffer there, as a reduce's non-root may (MPI_Reduce) */
-    int dims = mc_comm_dims(comm, &size, &rank);
-    void *rb = c == MC_EXSCAN && dims && rank == 0 && sbuf != MPI_IN_PLACE ? NULL : rbuf;
+    void *rb = rbuf;
+    if (c == MC_EXSCAN && sbuf != MPI_IN_PLACE && mc_comm_dims(comm, &size, &rank) && rank == 0) rb = NULL;
     if (prep(&a, c, sbuf, rb, count, dt, op, comm, (size_t)count) &&
         mc_run_key(comm, &a, mc_key_stable(dt, op) ? &k : NULL, &rc))
         return rc;
