@@ -32,7 +32,7 @@ static const mc_cfg_var_t vars[] = {
     SEG_VARS("REDUCE_SCATTER", "reduce_scatter") SEG_VARS("REDUCE_SCATTER_BLOCK", "reduce_scatter_block")
     SEG_VARS("SCAN", "scan") SEG_VARS("EXSCAN", "exscan")
     RADIX_VARS("REDUCE", "reduce")
-    {"MCOLL_PACK_CHUNK", MC_CFG_SIZE, "0", "largest piece of one MPI_Pack/MPI_Unpack when a non-contiguous buffer is packed for a collective (0 = 2 GiB - 1, what MPI_Pack's int counts; smaller values exercise the pieces)"},
+    {"MCOLL_INT_MAX", MC_CFG_SIZE, "0", "largest count mcoll passes in one MPI call's int argument (0 = 2 GiB - 1): packing and local reductions go in pieces of it, a longer point-to-point message as one element of a derived datatype; smaller values exercise those paths"},
     {"MCOLL_SHM", MC_CFG_BOOL, "1", "0: no node shared-memory regions (the shm_* algorithms decline)"},
     {"MCOLL_SHM_SIZE", MC_CFG_SIZE, "16M", "data area of each node region (pages are touched only when used)"},
     {"MCOLL_SHM_POOL", MC_CFG_INT, "4", "node regions of freed communicators kept per process for the next communicator with the same local ranks (at most 16; 0 = each communicator maps its own)"},
@@ -141,7 +141,7 @@ static void load_one(const mc_cfg_var_t *v)
     else if (!strcmp(v->name, "MCOLL_SELECT")) snprintf(cfg.select, sizeof cfg.select, "%s", val);
     else if (!strcmp(v->name, "MCOLL_MODEL")) snprintf(cfg.model, sizeof cfg.model, "%s", val);
     else if (!strcmp(v->name, "MCOLL_PROFILE")) snprintf(cfg.profile, sizeof cfg.profile, "%s", val);
-    else if (!strcmp(v->name, "MCOLL_PACK_CHUNK")) cfg.pack_chunk = size_or(v->name, val, 0);
+    else if (!strcmp(v->name, "MCOLL_INT_MAX")) cfg.int_max = size_or(v->name, val, 0);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
              !strncmp(v->name, "MCOLL_HEAP", 10) || !strcmp(v->name, "MCOLL_MALLOC_MIN"))
         load_shm(v->name, val);

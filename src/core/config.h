@@ -39,7 +39,7 @@ typedef struct mc_config {
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */
     long malloc_min;            /* libmcoll-malloc.so: smallest malloc from the heap (0 = none) */
-    long pack_chunk;            /* bytes of one MPI_Pack of a non-contiguous buffer, 0 = INT_MAX */
+    long int_max;               /* largest int count passed to one MPI call, 0 = INT_MAX */
 } mc_config_t;
 
 /* The configuration, read on first use. Every collective call reads it: the fast path is
@@ -50,6 +50,14 @@ static inline const mc_config_t *mc_cfg(void)
 {
     const mc_config_t *c = atomic_load_explicit(&mc_cfg_ready, memory_order_acquire);
     return c ? c : mc_cfg_load();
+}
+/* The largest count mcoll passes in one MPI call's int argument (MCOLL_INT_MAX, default
+ * INT_MAX): packing and local reductions go in pieces of it, a longer point-to-point message
+ * as one derived-datatype element. Smaller values exercise those paths at test sizes. */
+static inline size_t mc_int_max(void)
+{
+    long v = mc_cfg()->int_max;
+    return v > 0 && v < INT_MAX ? (size_t)v : (size_t)INT_MAX;
 }
 int mc_cfg_var_count(void);
 const mc_cfg_var_t *mc_cfg_var_at(int i);

@@ -215,6 +215,9 @@ static inline int mc_size_class(size_t b)
     return k < 31 ? k : 31;
 }
 int mc_ceil_log2(int x);
+/* inout = in op inout for `count` elements of t (extent ext) by PMPI_Reduce_local, in pieces
+ * of at most mc_int_max() elements (its count is an int). */
+int mc_reduce_pieces(const void *in, void *inout, size_t count, MPI_Datatype t, MPI_Aint ext, MPI_Op op);
 /* Writes a printf-style message into err[n] (when given) and returns -1: parsers' errors. */
 int mc_errmsg(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

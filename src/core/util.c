@@ -1,4 +1,5 @@
 #include "mc.h"
+#include "config.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -115,6 +116,17 @@ int mc_is_pof2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 int mc_floor_log2(int x) { return x > 0 ? 31 - __builtin_clz((unsigned)x) : -1; }
 
 int mc_ceil_log2(int x) { return x > 1 ? 32 - __builtin_clz((unsigned)x - 1) : 0; }
+
+int mc_reduce_pieces(const void *in, void *inout, size_t count, MPI_Datatype t, MPI_Aint ext, MPI_Op op)
+{
+    size_t lim = mc_int_max();
+    for (size_t i = 0; i < count; i += lim) {
+        size_t k = count - i < lim ? count - i : lim;
+        int rc = PMPI_Reduce_local((const char *)in + i * (size_t)ext, (char *)inout + i * (size_t)ext, (int)k, t, op);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    return MPI_SUCCESS;
+}
 
 int mc_errmsg(char *err, size_t n, const char *fmt, ...)
 {

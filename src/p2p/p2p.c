@@ -1,10 +1,9 @@
 #include "p2p.h"
 #include "../core/stats.h"
+#include "../core/config.h"
 #include <string.h>
 
 #define COMM(ctx) ((ctx)->pcomm)
-
-static int too_big(size_t n) { return n > (size_t)INT_MAX; }
 
 /* Every send to a rank of another node is counted here (MCOLL_STATS inter_msgs/inter_bytes),
  * so no algorithm counts its own messages. Node and lane contexts have their own tables: a
@@ -15,26 +14,95 @@ static inline void count_inter(const mc_ctx_t *ctx, int dst, mc_coll_t c, size_t
         mc_stats_inter(c, 1, bytes);
 }
 
+/* One message of `count` elements of `base` (extent ext) as MPI sees it: (n, t). MPI counts
+ * in an int, so above mc_int_max() elements the message is one element of a derived type -
+ * q blocks of that many elements, then the r left - whose type signature is still count x
+ * base: it matches what the peer posts for the same data however the peer describes it, and
+ * needs no second message (a v-collective's block over 2 GiB is known to its two ends only,
+ * so no rank may fail or fall back alone). msg_done frees the type; an operation already
+ * posted with it completes normally (MPI_Type_free). */
+typedef struct msg {
+    int n;
+    MPI_Datatype t;
+} msg_t;
+
+static int msg_make(msg_t *m, size_t count, MPI_Datatype base, MPI_Aint ext)
+{
+    size_t lim = mc_int_max(), q = count / lim, r = count % lim;
+    m->t = base;
+    m->n = (int)count;
+    if (count <= lim) return MPI_SUCCESS;
+    if (q > (size_t)INT_MAX) return MPI_ERR_COUNT; /* beyond 2^62 elements */
+    MPI_Datatype blk;
+    int rc = PMPI_Type_contiguous((int)lim, base, &blk);
+    if (rc != MPI_SUCCESS) return rc;
+    int len[2] = {(int)q, (int)r};
+    MPI_Aint disp[2] = {0, (MPI_Aint)(q * lim) * ext};
+    MPI_Datatype types[2] = {blk, base};
+    rc = PMPI_Type_create_struct(r ? 2 : 1, len, disp, types, &m->t);
+    PMPI_Type_free(&blk);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(&m->t)) != MPI_SUCCESS) PMPI_Type_free(&m->t);
+    m->n = 1;
+    if (rc != MPI_SUCCESS) m->t = base;
+    return rc;
+}
+
+static int msg_done(msg_t *m, MPI_Datatype base, int rc)
+{
+    if (m->t != base) PMPI_Type_free(&m->t);
+    return rc;
+}
+
+static int send_as(const void *buf, size_t count, MPI_Datatype t, MPI_Aint ext, int dst, int tag,
+                   const mc_ctx_t *ctx, MPI_Request *r)
+{
+    msg_t m;
+    int rc = msg_make(&m, count, t, ext);
+    if (rc != MPI_SUCCESS) return rc;
+    if (r) rc = PMPI_Isend(buf, m.n, m.t, dst, tag, COMM(ctx), r);
+    else rc = PMPI_Send(buf, m.n, m.t, dst, tag, COMM(ctx));
+    return msg_done(&m, t, rc);
+}
+
+static int recv_as(void *buf, size_t count, MPI_Datatype t, MPI_Aint ext, int src, int tag,
+                   const mc_ctx_t *ctx, MPI_Request *r)
+{
+    msg_t m;
+    int rc = msg_make(&m, count, t, ext);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = r ? PMPI_Irecv(buf, m.n, m.t, src, tag, COMM(ctx), r)
+           : PMPI_Recv(buf, m.n, m.t, src, tag, COMM(ctx), MPI_STATUS_IGNORE);
+    return msg_done(&m, t, rc);
+}
+
+static int sendrecv_as(const void *sbuf, size_t scount, int dst, void *rbuf, size_t rcount, int src,
+                       MPI_Datatype t, MPI_Aint ext, int tag, const mc_ctx_t *ctx)
+{
+    msg_t ms, mr;
+    int rc = msg_make(&ms, scount, t, ext);
+    if (rc != MPI_SUCCESS) return rc;
+    if ((rc = msg_make(&mr, rcount, t, ext)) != MPI_SUCCESS) return msg_done(&ms, t, rc);
+    rc = PMPI_Sendrecv(sbuf, ms.n, ms.t, dst, tag, rbuf, mr.n, mr.t, src, tag, COMM(ctx), MPI_STATUS_IGNORE);
+    msg_done(&mr, t, rc);
+    return msg_done(&ms, t, rc);
+}
+
 int mc_send(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx)
 {
-    if (too_big(n)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, c, n);
-    return PMPI_Send(buf, (int)n, MPI_BYTE, dst, MC_TAG(c), COMM(ctx));
+    return send_as(buf, n, MPI_BYTE, 1, dst, MC_TAG(c), ctx, NULL);
 }
 
 int mc_recv(void *buf, size_t n, int src, mc_coll_t c, const mc_ctx_t *ctx)
 {
-    if (too_big(n)) return MPI_ERR_COUNT;
-    return PMPI_Recv(buf, (int)n, MPI_BYTE, src, MC_TAG(c), COMM(ctx), MPI_STATUS_IGNORE);
+    return recv_as(buf, n, MPI_BYTE, 1, src, MC_TAG(c), ctx, NULL);
 }
 
 int mc_sendrecv(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int src,
                 mc_coll_t c, const mc_ctx_t *ctx)
 {
-    if (too_big(sn) || too_big(rn)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, c, sn);
-    return PMPI_Sendrecv(sbuf, (int)sn, MPI_BYTE, dst, MC_TAG(c), rbuf, (int)rn, MPI_BYTE, src,
-                         MC_TAG(c), COMM(ctx), MPI_STATUS_IGNORE);
+    return sendrecv_as(sbuf, sn, dst, rbuf, rn, src, MPI_BYTE, 1, MC_TAG(c), ctx);
 }
 
 int mc_sendrecv_nz(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, int src,
@@ -48,52 +116,45 @@ int mc_sendrecv_nz(const void *sbuf, size_t sn, int dst, void *rbuf, size_t rn, 
 
 int mc_isend(const void *buf, size_t n, int dst, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r)
 {
-    if (too_big(n)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, c, n);
-    return PMPI_Isend(buf, (int)n, MPI_BYTE, dst, MC_TAG(c), COMM(ctx), r);
+    return send_as(buf, n, MPI_BYTE, 1, dst, MC_TAG(c), ctx, r);
 }
 
 int mc_irecv(void *buf, size_t n, int src, mc_coll_t c, const mc_ctx_t *ctx, MPI_Request *r)
 {
-    if (too_big(n)) return MPI_ERR_COUNT;
-    return PMPI_Irecv(buf, (int)n, MPI_BYTE, src, MC_TAG(c), COMM(ctx), r);
+    return recv_as(buf, n, MPI_BYTE, 1, src, MC_TAG(c), ctx, r);
 }
 
 int mc_send_t(const void *buf, size_t count, const mc_args_t *a, int dst, const mc_ctx_t *ctx)
 {
-    if (too_big(count)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, a->coll, count * a->extent);
-    return PMPI_Send(buf, (int)count, a->dtype, dst, MC_TAG(a->coll), COMM(ctx));
+    return send_as(buf, count, a->dtype, (MPI_Aint)a->extent, dst, MC_TAG(a->coll), ctx, NULL);
 }
 
 int mc_recv_t(void *buf, size_t count, const mc_args_t *a, int src, const mc_ctx_t *ctx)
 {
-    if (too_big(count)) return MPI_ERR_COUNT;
-    return PMPI_Recv(buf, (int)count, a->dtype, src, MC_TAG(a->coll), COMM(ctx), MPI_STATUS_IGNORE);
+    return recv_as(buf, count, a->dtype, (MPI_Aint)a->extent, src, MC_TAG(a->coll), ctx, NULL);
 }
 
 int mc_sendrecv_t(const void *sbuf, size_t scount, int dst, void *rbuf, size_t rcount, int src,
                   const mc_args_t *a, const mc_ctx_t *ctx)
 {
-    if (too_big(scount) || too_big(rcount)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, a->coll, scount * a->extent);
-    return PMPI_Sendrecv(sbuf, (int)scount, a->dtype, dst, MC_TAG(a->coll), rbuf, (int)rcount,
-                         a->dtype, src, MC_TAG(a->coll), COMM(ctx), MPI_STATUS_IGNORE);
+    return sendrecv_as(sbuf, scount, dst, rbuf, rcount, src, a->dtype, (MPI_Aint)a->extent,
+                       MC_TAG(a->coll), ctx);
 }
 
 int mc_isend_t(const void *buf, size_t count, const mc_args_t *a, int dst, const mc_ctx_t *ctx,
                MPI_Request *r)
 {
-    if (too_big(count)) return MPI_ERR_COUNT;
     count_inter(ctx, dst, a->coll, count * a->extent);
-    return PMPI_Isend(buf, (int)count, a->dtype, dst, MC_TAG(a->coll), COMM(ctx), r);
+    return send_as(buf, count, a->dtype, (MPI_Aint)a->extent, dst, MC_TAG(a->coll), ctx, r);
 }
 
 int mc_irecv_t(void *buf, size_t count, const mc_args_t *a, int src, const mc_ctx_t *ctx,
                MPI_Request *r)
 {
-    if (too_big(count)) return MPI_ERR_COUNT;
-    return PMPI_Irecv(buf, (int)count, a->dtype, src, MC_TAG(a->coll), COMM(ctx), r);
+    return recv_as(buf, count, a->dtype, (MPI_Aint)a->extent, src, MC_TAG(a->coll), ctx, r);
 }
 
 int mc_waitall(int n, MPI_Request *reqs)
@@ -103,9 +164,7 @@ int mc_waitall(int n, MPI_Request *reqs)
 
 int mc_reduce_local(const void *in, void *inout, size_t count, const mc_args_t *a)
 {
-    if (!count) return MPI_SUCCESS;
-    if (too_big(count)) return MPI_ERR_COUNT;
-    return PMPI_Reduce_local(in, inout, (int)count, a->dtype, a->op);
+    return mc_reduce_pieces(in, inout, count, a->dtype, (MPI_Aint)a->extent, a->op);
 }
 
 void mc_copy(void *dst, const void *src, size_t n)

@@ -240,8 +240,7 @@ static int pack_piece(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t
 }
 
 /* Packs (unpack = 0) or unpacks n elements of t at buf + off bytes to or from `packed`, in
- * pieces of at most MCOLL_PACK_CHUNK bytes (default INT_MAX: MPI_Pack counts the packed bytes
- * in an int). A layout over 2 GiB must not fail where only some ranks see it - a v-collective's
+ * pieces of at most mc_int_max() bytes (MPI_Pack counts the packed bytes in an int). A layout over 2 GiB must not fail where only some ranks see it - a v-collective's
  * root its whole buffer, a sender its block - while the others go on into the collective and
  * wait for them. */
 static int pack_io(int unpack, void *buf, MPI_Aint off, size_t n, MPI_Datatype t, void *packed, MPI_Comm comm)
@@ -251,8 +250,7 @@ static int pack_io(int unpack, void *buf, MPI_Aint off, size_t n, MPI_Datatype t
     if (n == 0 || PMPI_Type_size(t, &size) != MPI_SUCCESS || size == 0) return MPI_SUCCESS;
     if (size < 0) return MPI_ERR_TYPE; /* MPI_UNDEFINED: a type whose size overflows an int */
     PMPI_Type_get_extent(t, &lb, &ext);
-    size_t limit = mc_cfg()->pack_chunk > 0 ? (size_t)mc_cfg()->pack_chunk : (size_t)INT_MAX;
-    size_t per = limit / (size_t)size;
+    size_t per = mc_int_max() / (size_t)size;
     if (per == 0) per = 1; /* an element larger than a piece: one per piece (its size is an int) */
     for (size_t i = 0; i < n && rc == MPI_SUCCESS; i += per) {
         size_t k = n - i < per ? n - i : per;

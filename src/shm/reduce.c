@@ -390,17 +390,9 @@ void mc_red_init(mc_red_t *r, const mc_args_t *a)
     r->k3 = mc_red_kernel(a->op, a->dtype);
 }
 
-/* PMPI_Reduce_local takes an int count. */
 static int reduce_local(const mc_red_t *r, const void *in, void *inout, size_t count)
 {
-    for (size_t i = 0; i < count;) {
-        size_t k = count - i < (size_t)INT_MAX ? count - i : (size_t)INT_MAX;
-        int rc = PMPI_Reduce_local((const char *)in + i * r->extent, (char *)inout + i * r->extent,
-                                   (int)k, r->dtype, r->op);
-        if (rc != MPI_SUCCESS) return rc;
-        i += k;
-    }
-    return MPI_SUCCESS;
+    return mc_reduce_pieces(in, inout, count, r->dtype, (MPI_Aint)r->extent, r->op);
 }
 
 int mc_red2(const mc_red_t *r, const void *in, void *inout, size_t count)

@@ -164,8 +164,6 @@ int mc_red_tree(mc_ctx_t *ctx, const mc_args_t *a, mc_red_tree_fn build, int k)
     }
     red_t r = {.ctx = ctx, .a = a, .tmp = NULL};
     setup(&r, build, k);
-    /* every rank computes the same segments, so all of them fail here alike */
-    if (r.per > (size_t)INT_MAX) return MPI_ERR_COUNT;
     size_t nbuf = (size_t)(r.nchild - (r.direct && r.nchild)) * (size_t)r.nslot;
     if (nbuf && !(r.tmp = mc_tmp_elems(nbuf * r.per, a))) return MPI_ERR_NO_MEM;
     int rc = run(&r);

@@ -93,7 +93,6 @@ static int reduce_linear(mc_ctx_t *ctx, const mc_args_t *a)
         return MPI_SUCCESS;
     }
     l.nseg = mc_segments(a->count, a->extent, a->segsize, &l.per);
-    if (l.per > (size_t)INT_MAX) return MPI_ERR_COUNT;
     if (ctx->rank == a->root) return root_side(&l);
     for (size_t s = 0; s < l.nseg && rc == MPI_SUCCESS; s++)
         rc = mc_send_t(mc_elem(a->sbuf, s * l.per, a), seg_len(&l, s), a, a->root, ctx);
