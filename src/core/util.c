@@ -122,7 +122,8 @@ int mc_reduce_pieces(const void *in, void *inout, size_t count, MPI_Datatype t, 
     size_t lim = mc_int_max();
     for (size_t i = 0; i < count; i += lim) {
         size_t k = count - i < lim ? count - i : lim;
-        int rc = PMPI_Reduce_local((const char *)in + i * (size_t)ext, (char *)inout + i * (size_t)ext, (int)k, t, op);
+        size_t off = i * (size_t)ext;
+        int rc = PMPI_Reduce_local((const char *)in + off, (char *)inout + off, (int)k, t, op);
         if (rc != MPI_SUCCESS) return rc;
     }
     return MPI_SUCCESS;

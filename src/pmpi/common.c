@@ -83,7 +83,7 @@ static __thread struct { int valid; MPI_Datatype t; mc_dt_t d; } last_dt;
 static int dt_query(MPI_Datatype t, mc_dt_t *d)
 {
     if (t == MPI_DATATYPE_NULL) return 0;
-    if (PMPI_Type_size(t, &d->size) != MPI_SUCCESS) return 0;
+    if (PMPI_Type_size_x(t, &d->size) != MPI_SUCCESS || d->size < 0) return 0;
     if (PMPI_Type_get_extent(t, &d->lb, &d->extent) != MPI_SUCCESS) return 0;
     if (PMPI_Type_get_true_extent(t, &d->true_lb, &d->true_extent) != MPI_SUCCESS) return 0;
     d->contig = d->lb == 0 && d->true_lb == 0 && d->size == d->extent && d->true_extent == d->extent;
@@ -240,9 +240,9 @@ static int pack_piece(int unpack, void *buf, MPI_Aint off, int n, MPI_Datatype t
 }
 
 /* Packs (unpack = 0) or unpacks n elements of t at buf + off bytes to or from `packed`, in
- * pieces of at most mc_int_max() bytes (MPI_Pack counts the packed bytes in an int). A layout over 2 GiB must not fail where only some ranks see it - a v-collective's
- * root its whole buffer, a sender its block - while the others go on into the collective and
- * wait for them. */
+ * pieces of at most mc_int_max() bytes (MPI_Pack counts the packed bytes in an int). A layout
+ * over 2 GiB must not fail where only some ranks see it - a v-collective's root its whole
+ * buffer, a sender its block - while the others go on into the collective and wait for them. */
 static int pack_io(int unpack, void *buf, MPI_Aint off, size_t n, MPI_Datatype t, void *packed, MPI_Comm comm)
 {
     int size, rc = MPI_SUCCESS;

@@ -10,7 +10,7 @@
 #include "../core/mc.h"
 
 typedef struct mc_dt {
-    int size;
+    MPI_Count size; /* MPI_Type_size_x: a type of more than 2 GiB (the big-count idiom) is exact */
     MPI_Aint lb, extent, true_lb, true_extent;
     int contig;     /* bytes in memory are exactly the packed bytes, starting at the buffer */
     int elem_ok;    /* usable as reduction elements: count * extent bytes from the buffer */
