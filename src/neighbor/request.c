@@ -11,6 +11,7 @@
  * all of them, so ranks that wait on the same requests in different orders still finish
  * (and under MPI_THREAD_MULTIPLE always: below, the engine's lock). */
 #include "neighbor_req.h"
+#include "../core/config.h"
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -135,26 +136,30 @@ static int make_handle(MPI_Request *h)
 }
 
 /* ---------------------------------------------------------------- materialization */
-/* An hindexed MPI_BYTE type over absolute addresses (used with MPI_BOTTOM). */
+/* An hindexed MPI_BYTE type over absolute addresses (used with MPI_BOTTOM). A block of more
+ * than mc_int_max() bytes (its length is an int) takes several entries. */
 static int blocks_type(const mc_nb_blks_t *l, MPI_Datatype *t)
 {
-    int n = (int)l->n, rc;
-    int *len = malloc(sizeof(int) * (size_t)n);
-    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * (size_t)n);
+    size_t lim = mc_int_max(), n = 0;
+    for (size_t i = 0; i < l->n; i++) n += l->b[i].len ? (l->b[i].len + lim - 1) / lim : 1;
+    if (n > (size_t)INT_MAX) return MPI_ERR_COUNT;
+    int rc = MPI_SUCCESS, *len = malloc(sizeof(int) * n);
+    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * n);
     if (!len || !dsp) {
         rc = MPI_ERR_NO_MEM;
         goto out;
     }
-    for (int i = 0; i < n; i++) {
-        if (l->b[i].len > INT_MAX) {
-            rc = MPI_ERR_COUNT;
-            goto out;
-        }
-        len[i] = (int)l->b[i].len;
-        rc = PMPI_Get_address(l->b[i].addr, &dsp[i]);
-        if (rc != MPI_SUCCESS) goto out;
+    n = 0;
+    for (size_t i = 0; i < l->n && rc == MPI_SUCCESS; i++) {
+        size_t off = 0;
+        do {
+            size_t k = l->b[i].len - off < lim ? l->b[i].len - off : lim;
+            len[n] = (int)k;
+            rc = PMPI_Get_address((char *)l->b[i].addr + off, &dsp[n++]);
+            off += k;
+        } while (off < l->b[i].len && rc == MPI_SUCCESS);
     }
-    rc = PMPI_Type_create_hindexed(n, len, dsp, MPI_BYTE, t);
+    if (rc == MPI_SUCCESS) rc = PMPI_Type_create_hindexed((int)n, len, dsp, MPI_BYTE, t);
     if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(t);
 out:
     free(len), free(dsp);
@@ -170,7 +175,7 @@ static int msg_init(mc_nb_req_t *r, int i)
     MPI_Datatype t = m->utype;
     if (t == MPI_DATATYPE_NULL) {
         m->bytes = m->blks.bytes;
-        if (m->blks.n == 1 && m->blks.b[0].len <= INT_MAX) {
+        if (m->blks.n == 1 && m->blks.b[0].len <= mc_int_max()) {
             buf = m->blks.b[0].addr, count = (int)m->blks.b[0].len, t = MPI_BYTE;
         } else {
             int rc = blocks_type(&m->blks, &r->types[i]);
