@@ -143,8 +143,8 @@ static int blocks_type(const mc_nb_blks_t *l, MPI_Datatype *t)
     size_t lim = mc_int_max(), n = 0;
     for (size_t i = 0; i < l->n; i++) n += l->b[i].len ? (l->b[i].len + lim - 1) / lim : 1;
     if (n > (size_t)INT_MAX) return MPI_ERR_COUNT;
-    int rc = MPI_SUCCESS, *len = malloc(sizeof(int) * n);
-    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * n);
+    int rc = MPI_SUCCESS, *len = malloc(sizeof(int) * (n ? n : 1));
+    MPI_Aint *dsp = malloc(sizeof(MPI_Aint) * (n ? n : 1));
     if (!len || !dsp) {
         rc = MPI_ERR_NO_MEM;
         goto out;

@@ -30,7 +30,7 @@ static int msg_make(msg_t *m, size_t count, MPI_Datatype base, MPI_Aint ext)
 {
     size_t lim = mc_int_max(), q = count / lim, r = count % lim;
     m->t = base;
-    m->n = (int)count;
+    m->n = count <= lim ? (int)count : 1;
     if (count <= lim) return MPI_SUCCESS;
     if (q > (size_t)INT_MAX) return MPI_ERR_COUNT; /* beyond 2^62 elements */
     MPI_Datatype blk;
@@ -42,7 +42,6 @@ static int msg_make(msg_t *m, size_t count, MPI_Datatype base, MPI_Aint ext)
     rc = PMPI_Type_create_struct(r ? 2 : 1, len, disp, types, &m->t);
     PMPI_Type_free(&blk);
     if (rc == MPI_SUCCESS && (rc = PMPI_Type_commit(&m->t)) != MPI_SUCCESS) PMPI_Type_free(&m->t);
-    m->n = 1;
     if (rc != MPI_SUCCESS) m->t = base;
     return rc;
 }
