@@ -28,10 +28,11 @@ typedef struct msg {
 
 static int msg_make(msg_t *m, size_t count, MPI_Datatype base, MPI_Aint ext)
 {
-    size_t lim = mc_int_max(), q = count / lim, r = count % lim;
+    size_t lim = mc_int_max();
     m->t = base;
     m->n = count <= lim ? (int)count : 1;
-    if (count <= lim) return MPI_SUCCESS;
+    if (count <= lim) return MPI_SUCCESS; /* every message but the huge: no division */
+    size_t q = count / lim, r = count % lim;
     if (q > (size_t)INT_MAX) return MPI_ERR_COUNT; /* beyond 2^62 elements */
     MPI_Datatype blk;
     int rc = PMPI_Type_contiguous((int)lim, base, &blk);
