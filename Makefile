@@ -10,6 +10,8 @@
 #                 DRAM floor (scripts/bench-node.sh; NP, MIN, MAX, COLLS, ROUNDS knobs); then
 #                 1-64 MiB with libmcoll-malloc.so preloaded (bench-node/malloc-heap), and the
 #                 small messages again as batches of 100 calls (bench-node/small)
+#   make soak     mcoll-soak with fresh seeds over a matrix of configurations for MINUTES
+#                 (default 30; scripts/soak.sh: SEED, ITERS, OUT, ASAN=1, MPICH=1 knobs)
 # Knobs: MPI=openmpi|mpich (for `make`/`make bench`), JOBS, CHECK_MPIS="openmpi mpich",
 #        SANITIZE=1 (ASan+UBSan build in build-asan/).
 
@@ -20,7 +22,7 @@ BUILD      := build
 BENCH_NP   ?= 2
 BENCH_ARGS ?=
 
-.PHONY: all deps configure check check-release check-asan bench bench-node tune install clean
+.PHONY: all deps configure check check-release check-asan bench bench-node soak tune install clean
 
 all: configure
 	cmake --build $(BUILD) -j$(JOBS)
@@ -66,6 +68,9 @@ bench-node: deps
 	@scripts/bench-node.sh
 	@OUT=bench-node/malloc-heap MIN=1M MALLOC_HEAP=1 scripts/bench-node.sh
 	@OUT=bench-node/small COLLS=barrier,bcast,allreduce,reduce MAX=2K scripts/bench-node.sh --batch 100
+
+soak: all
+	@scripts/soak.sh $(MINUTES)
 
 install: all
 	cmake --install $(BUILD)
