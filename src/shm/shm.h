@@ -62,7 +62,7 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
 /* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes (the limit:
  * dpml_fan in reduce_scatter/shm_common.c), a ring of MC_FAN_RING slots per rank. */
 #define MC_FAN_MAX 2048
-#define MC_FAN_RING 4
+#define MC_FAN_RING 16
 #define MC_FAN_SLOT (MC_LINE + MC_FAN_MAX)
 
 /* A buffer a rank exposes to its node: its address, plus where it lives in the poster's
@@ -357,9 +357,24 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
  * sizes per launch, alternating launches two slots / three / four): single calls 1.30-1.46x /
  * 1.37-1.44x / 1.40-1.49x; back-to-back batches of 100 with rotating roots lose some (2.15-2.39x
  * / 2.14-2.28x / 1.94-2.24x), as every ring of slots did against fewer (mc_shm_step_payload).
+ * That read of the root's line came in begin, between a writer's entry and its publication,
+ * so it sat on the root's path; it is made in end now, after the publication, for the next
+ * exchange (begin still waits when that was not enough), and the ring has sixteen slots, so
+ * with a fixed root it comes every 15th exchange and writers run up to 15 ahead. Measured on
+ * an AMD EPYC (family 26, 2 ranks, reduce to a fixed root, 3 launches each, median of the
+ * slower rank): single calls from a common clock mark, four slots -> this, 8 B 0.38-0.42 ->
+ * 0.26-0.33 us, 128-256 B 0.50-0.67 -> 0.28-0.36 (native Open MPI 0.53-0.76), 1-2 KiB the
+ * same; back-to-back batches of 100, 8 B 0.18-0.29 -> 0.13-0.16 us (native 0.14-0.17), roots
+ * rotating the same. Either half alone gave the single calls as much (8 B: four slots with
+ * the read in end 0.25-0.30 us, sixteen slots without it 0.25-0.26), the batches gain from
+ * the sixteen. A root prefetching its peers' next slots after its exchange lost (8 B single
+ * calls 0.40-0.43 us: it takes back the lines the writers claimed). Sixteen slots cost
+ * 16 x 2176 bytes per rank of the region.
  * Not an op: no mc_shm_begin/end.
- *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait). */
+ *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait).
+ *   end: after this rank's part of exchange k (its publication, and its reads as the root). */
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len);
+void mc_shm_fan_end(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);

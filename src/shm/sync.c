@@ -217,6 +217,18 @@ static void fan_published(mc_shm_t *sh, int q, uint64_t need)
     x->seen[q] = v;
 }
 
+void mc_shm_fan_end(mc_shm_t *sh)
+{
+    mc_xchg_t *x = &sh->fan;
+    uint64_t next = x->k + 1;
+    int q = sh->fan_root[next % MC_FAN_RING];
+    if (q < 0 || q == sh->r || mc_seq_reached(x->seen[q], next - MC_FAN_RING + 1)) return;
+    /* the slot of exchange k - 1, not k: q may be writing k's right now, and taking that line
+     * from under its store costs q a round trip and this rank a miss again at the next begin */
+    uint64_t v = atomic_load_explicit(&mc_shm_xslot_at(sh, x, x->k - 1, q)->v, memory_order_acquire);
+    if (mc_seq_reached(v, x->seen[q])) x->seen[q] = v;
+}
+
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
     uint64_t k = ++sh->fan.k;

@@ -586,6 +586,7 @@ static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
     mc_shm_x_publish(sh, &sh->fan);
     int rc = sh->r == a->root ? xchain(sh, &sh->fan, s, a, 0, a->count) : MPI_SUCCESS;
     mc_shm_x_claim_next(sh, &sh->fan, s, 0);
+    mc_shm_fan_end(sh);
     return rc;
 }
 
