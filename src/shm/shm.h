@@ -42,8 +42,19 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
 /* STEP lines form a ring of MC_RING lines per rank, op n using line n % MC_RING, so a small
  * payload inline in a STEP line can be rewritten as soon as its readers finished op
  * n - MC_RING (mc_shm_quiesce_inline), not op n - 1: a writer of small messages does not
- * wait for the last op's readers, nor read their DONE lines on every call. */
-#define MC_RING 4
+ * wait for the last op's readers, nor read their DONE lines on every call. Sixteen: a
+ * writer reads a reader's DONE line (what it shows is remembered, sh->seen_done) on every
+ * 15th op at most, and runs up to 15 ops ahead of its readers. With four, that read came
+ * before every third small bcast's publication; the root claiming its next line (bcast_inline)
+ * then made the median faster and every third call slower. Measured (AMD EPYC of family 26,
+ * 2 ranks, bcast to a fixed root, median of the slower rank, 3 launches each, four lines ->
+ * sixteen with the claim): single calls from a common clock mark 8-256 B 0.34-0.54 ->
+ * 0.22-0.27 us (native Open MPI 0.54-0.69), p75 0.36-0.64 -> 0.25-0.49; back-to-back batches
+ * of 100 8 B 0.17 -> 0.09-0.12 us (native 0.13-0.18), 256 B 0.18-0.20 -> 0.13 (native
+ * 0.25-0.27), roots rotating the same (0.30-0.34). The claim with four lines: median 0.23-0.30,
+ * p75 0.49-0.56; sixteen lines without the claim: no change. Sixteen cost 16 x 2176 bytes
+ * per rank of the region. */
+#define MC_RING 16
 /* A STEP line is followed by MC_STEP_PAYLOAD bytes of its own: a payload of at most
  * MC_INLINE bytes rides in the line, a larger one up to MC_STEP_PAYLOAD in the lines after
  * it (mc_shm_slot_payload). Such a payload goes round the ring with its line, so its writer

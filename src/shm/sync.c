@@ -127,7 +127,9 @@ void mc_shm_quiesce_inline(mc_shm_t *sh)
  * is made at the end of the op before; mc_claim). Not the line itself: a reader polls it,
  * maybe before this rank writes it, and then the claim costs the writer one more round trip
  * (bcast in batches of 100, roots rotating, 8-256 B: 1.77-2.53x over native Open MPI without
- * claims, 1.65-2.26x with the line claimed too). */
+ * claims, 1.65-2.26x with the line claimed too: the next op's root claimed its line while
+ * that op's reader, done early, polled it). A small bcast's root claims its own next line
+ * (bcast_inline): at that op it is no reader's, unless the root stays the same. */
 void mc_shm_end(mc_shm_t *sh)
 {
     mc_shm_set(sh, MC_F_DONE, MC_STEP_END);

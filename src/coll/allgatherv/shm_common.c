@@ -263,6 +263,9 @@ static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
         mc_copy_t(a->rbuf, line, a->count);
     }
     mc_shm_end(sh);
+    /* the root's line of the next op, for a root that stays (MC_RING in shm.h); a root that
+     * rotates writes another line next, and this one, polled by nobody, is left unused */
+    if (sh->r == a->root) mc_claim(mc_step_line(sh, sh->r, sh->op + 1), MC_LINE);
     return MPI_SUCCESS;
 }
 
