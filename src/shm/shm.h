@@ -48,8 +48,8 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
  * before every third small bcast's publication; the root claiming its next line (bcast_inline)
  * then made the median faster and every third call slower. Measured (AMD EPYC of family 26,
  * 2 ranks, bcast to a fixed root, median of the slower rank, 3 launches each, four lines ->
- * sixteen with the claim): single calls from a common clock mark 8-256 B 0.34-0.54 ->
- * 0.22-0.27 us (native Open MPI 0.54-0.69), p75 0.36-0.64 -> 0.25-0.49; back-to-back batches
+ * sixteen with the claim): single calls from a common clock mark 8-256 B 0.34-0.55 ->
+ * 0.22-0.32 us (native Open MPI 0.49-0.69), p75 0.36-0.64 -> 0.25-0.49; back-to-back batches
  * of 100 8 B 0.17 -> 0.09-0.12 us (native 0.13-0.18), 256 B 0.18-0.20 -> 0.13 (native
  * 0.25-0.27), roots rotating the same (0.30-0.34). The claim with four lines: median 0.23-0.30,
  * p75 0.49-0.56; sixteen lines without the claim: no change. Sixteen cost 16 x 2176 bytes
