@@ -205,30 +205,28 @@ void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t l
 }
 
 /* Rank q has published fan-in exchange `need` or later: first what this rank knows, then
- * q's latest slot (exchange k - 1: one line read, and what it shows is remembered), then a
- * wait for the slot of exchange `need` itself. */
-static void fan_published(mc_shm_t *sh, int q, uint64_t need)
+ * q's slot of exchange x->k - 1 (one line read, and what it shows is remembered), then, if
+ * `wait`, a wait for the slot of exchange `need` itself. Not the slot of x->k: q may be
+ * writing it right now, and taking that line from under its store costs q a round trip and
+ * this rank a miss again at the next read. */
+static void fan_published(mc_shm_t *sh, int q, uint64_t need, int wait)
 {
     mc_xchg_t *x = &sh->fan;
     if (mc_seq_reached(x->seen[q], need)) return;
     uint64_t v = atomic_load_explicit(&mc_shm_xslot_at(sh, x, x->k - 1, q)->v, memory_order_acquire);
-    if (!mc_seq_reached(v, need)) {
+    if (wait && !mc_seq_reached(v, need)) {
         mc_wait_flag(&mc_shm_xslot_at(sh, x, need, q)->v, need);
         v = need;
     }
-    x->seen[q] = v;
+    if (mc_seq_reached(v, x->seen[q])) x->seen[q] = v;
 }
 
+/* The check of the next exchange's begin, made now without waiting (shm.h). */
 void mc_shm_fan_end(mc_shm_t *sh)
 {
-    mc_xchg_t *x = &sh->fan;
-    uint64_t next = x->k + 1;
-    int q = sh->fan_root[next % MC_FAN_RING];
-    if (q < 0 || q == sh->r || mc_seq_reached(x->seen[q], next - MC_FAN_RING + 1)) return;
-    /* the slot of exchange k - 1, not k: q may be writing k's right now, and taking that line
-     * from under its store costs q a round trip and this rank a miss again at the next begin */
-    uint64_t v = atomic_load_explicit(&mc_shm_xslot_at(sh, x, x->k - 1, q)->v, memory_order_acquire);
-    if (mc_seq_reached(v, x->seen[q])) x->seen[q] = v;
+    uint64_t next = sh->fan.k + 1;
+    int q = sh->fan_root[next % MC_FAN_RING]; /* the one reader of the slot `next` reuses */
+    if (q >= 0 && q != sh->r) fan_published(sh, q, next - MC_FAN_RING + 1, 0);
 }
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
@@ -236,6 +234,6 @@ unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
     uint64_t k = ++sh->fan.k;
     int prev = sh->fan_root[k % MC_FAN_RING]; /* root of exchange k - MC_FAN_RING: this slot's one reader */
     sh->fan_root[k % MC_FAN_RING] = root;
-    if (prev >= 0 && prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1);
+    if (prev >= 0 && prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1, 1);
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->fan, sh->r), len);
 }
