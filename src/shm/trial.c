@@ -15,7 +15,11 @@
  * the next timed op. Schedule: MC_TRIAL_BURST calls of each way in turn; after that, every
  * MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs way (calls / MC_TRIAL_EVERY) mod nways,
  * unless that way is more than MC_TRIAL_BEHIND times slower than the fastest (then only on
- * every MC_TRIAL_FAR_OFF-th of its turns); the other calls run the fastest. Bursts of a way
+ * every MC_TRIAL_FAR_OFF-th of its turns, and way 0 on its second turn too: its first lies
+ * within the opening, the trial's first calls, which find pages and lines cold - at 2 ranks
+ * on the firecracker VM, allgather of 1 MiB blocks, the staged way's two opening samples of
+ * 186-209 us against CMA's 120 kept a launch on CMA for all its calls, 0.98x native against
+ * 1.26-1.42x in the launches that staged); the other calls run the fastest. Bursts of a way
  * 3x slower every 128 calls (bcast and gather of 32-128 KiB at 2 ranks, staged against CMA on
  * that Intel VM) cost mcoll-bench's median 25-40 % (1.22-1.47x native -> 0.82-1.00x; why a
  * few calls move the median of the others was not found): hence the rarer tries of ways far
@@ -68,9 +72,11 @@ int mc_trial_way(mc_trial_t *t, int nways)
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
     int best = mc_trial_best(t, nways, ~0u);
     if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) {
-        int w = (int)(c / MC_TRIAL_EVERY % n);
-        /* a way far behind only every MC_TRIAL_FAR_OFF-th time its turn comes */
-        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || c / MC_TRIAL_EVERY / n % MC_TRIAL_FAR_OFF == 0)
+        uint64_t turn = c / MC_TRIAL_EVERY;
+        int w = (int)(turn % n);
+        /* a way far behind only every MC_TRIAL_FAR_OFF-th time its turn comes; way 0 on its
+         * second turn too (its first is in the opening: above) */
+        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || turn / n % MC_TRIAL_FAR_OFF == 0 || turn == n)
             return w;
     }
     return best;

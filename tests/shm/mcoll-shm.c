@@ -898,7 +898,10 @@ static int trial_expect(uint64_t c, int nways, int best, unsigned behind)
 {
     uint64_t n = (uint64_t)nways, turn = c / MC_TRIAL_EVERY;
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
-    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST && (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0))
+    /* a way far behind runs its turns of every MC_TRIAL_FAR_OFF-th round, and way 0 its turn
+     * of round 1 too (its turn of round 0 lies within the opening) */
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST &&
+        (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0 || turn == n))
         return (int)(turn % n);
     return best;
 }
