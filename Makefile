@@ -54,7 +54,7 @@ check-asan: deps
 	cmake -S . -B $(BUILD)-asan -DMCOLL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DMCOLL_TEST_TIMEOUT_SCALE=4 >/dev/null
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -j$(JOBS) --output-on-failure \
-	  -R '^(verify_[a-z_]+_np(3|5)|verify_large_[a-z_]+_np4|errors_np3|unit_.*|shm_dav(_heap)?_np3|shm_race(_far)?_np3|shm_far_np3|shm_path_(auto|cma)|shm_hygiene|neighbor_k2_np3|neighbor_workloads_k2_np3|neighbor_errors_np3|env_select_model_(shm|p2p)|verify_hier_[a-z]+_k2_np4|threads_np3|threads_vnode2_np5|env_comm_setup_vnode0_pool4_np3|env_comm_setup_vnode2_pool4_np5|env_worlds_vnode1_pool4_spawn2_np3|soak_np3)$$' 
+	  -R '^(verify_[a-z_]+_np(3|5)|verify_large_[a-z_]+_np4|errors_np3|unit_.*|shm_dav(_heap)?_np3|shm_race(_far)?_np3|shm_far_np3|shm_path_(auto|cma)|shm_adopt_np3|shm_hygiene|neighbor_k2_np3|neighbor_workloads_k2_np3|neighbor_errors_np3|env_select_model_(shm|p2p)|verify_hier_[a-z]+_k2_np4|threads_np3|threads_vnode2_np5|env_comm_setup_vnode0_pool4_np3|env_comm_setup_vnode2_pool4_np5|env_worlds_vnode1_pool4_spawn2_np3|soak_np3)$$' 
 
 bench: all
 	@scripts/bench.sh $(MPI) $(BUILD) $(BENCH_NP) $(BENCH_ARGS)

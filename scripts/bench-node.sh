@@ -7,7 +7,8 @@
 # sizes: no mcoll call right after a native one). MALLOC_HEAP=1 preloads
 # libmcoll-malloc.so: the bench's malloc buffers (and the native MPIs' own) from the shared heap.
 # SHM_CACHE=32M sets mcoll's adaptive-copy capacity C (MCOLL_SHM_CACHE) instead of the size
-# hwloc reports.
+# hwloc reports. ADOPT=k sets MCOLL_SHM_ADOPT=k (with --apart: the bench's malloc blocks are
+# adopted at their k-th post).
 set -euo pipefail
 np=${NP:-2}; out=${OUT:-bench-node}; rounds=${ROUNDS:-3}
 pre_ompi=(); pre_mpich=()
@@ -22,6 +23,10 @@ mkdir -p "$out"
 if [ -n "${SHM_CACHE:-}" ]; then
   pre_ompi+=(-x "MCOLL_SHM_CACHE=$SHM_CACHE")
   pre_mpich+=(-genv MCOLL_SHM_CACHE "$SHM_CACHE")
+fi
+if [ -n "${ADOPT:-}" ]; then
+  pre_ompi+=(-x "MCOLL_SHM_ADOPT=$ADOPT")
+  pre_mpich+=(-genv MCOLL_SHM_ADOPT "$ADOPT")
 fi
 # The two MPIs run alternately, ROUNDS times: this shared VM drifts between states that differ
 # by 2-3x for minutes at a time, so one run of each would compare two machine states. Every

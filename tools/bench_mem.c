@@ -10,11 +10,15 @@
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp)
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, int apart)
 {
     void *p = NULL;
     memset(mm, 0, sizeof *mm);
-    mm->bytes = round_up(need ? need : 1, PAGE);
+    mm->bytes = round_up(need ? need : 1, PAGE);   /* apart: the bound on one call's buffers */
+    if (apart && !cold && !heap) {
+        mm->apart = 1;
+        return 0;
+    }
     mm->cold = cold;
     mm->heap = heap;
     if (heap) {
@@ -37,8 +41,44 @@ int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp)
 /* Cold: successive calls use successive page-aligned slots, wrapping at the end of the
  * arena, which the caller sized past twice the last-level cache: by the time a slot comes
  * back, the other slots' traffic has evicted it. */
+/* A block of n bytes from the pool, not `other`: blocks are never freed before the end, so
+ * glibc keeps giving large ones mappings of their own (a free would raise its threshold). */
+static char *pool_get(bench_mem_t *mm, size_t n, const char *other)
+{
+    for (int i = 0; i < mm->npool; i++)
+        if (mm->pool_n[i] == n && mm->pool[i] != other && mm->pool[i] != mm->sblk && mm->pool[i] != mm->rblk)
+            return mm->pool[i];
+    if (mm->npool == BENCH_POOL) return NULL;
+    char *b = malloc(n ? n : 1);
+    if (!b) return NULL;
+    memset(b, 0, n);
+    mm->pool[mm->npool] = b;
+    mm->pool_n[mm->npool++] = n;
+    return b;
+}
+
+static int apart_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c)
+{
+    if (!mm->sblk || sbytes != mm->sn || rbytes != mm->rn) {
+        mm->sblk = mm->rblk = NULL;
+        char *s = pool_get(mm, sbytes, NULL);
+        mm->rblk = pool_get(mm, rbytes, s);
+        mm->sblk = s;
+        if (!mm->sblk || !mm->rblk) return -1;
+        mm->sn = sbytes;
+        mm->rn = rbytes;
+    }
+    c->sbuf = mm->sblk;
+    c->rbuf = mm->rblk;
+    return 0;
+}
+
 void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c)
 {
+    if (mm->apart) {
+        if (apart_next(mm, sbytes, rbytes, c)) MPI_Abort(MPI_COMM_WORLD, MPI_ERR_NO_MEM);
+        return;
+    }
     size_t sb = round_up(sbytes, PAGE), step = sb + round_up(rbytes, PAGE);
     if (!mm->cold || mm->off + step > mm->bytes) mm->off = 0;
     c->sbuf = mm->arena + mm->off;
@@ -48,6 +88,11 @@ void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t 
 
 void bench_mem_free(bench_mem_t *mm)
 {
+    if (mm->apart) {
+        for (int i = 0; i < mm->npool; i++) free(mm->pool[i]);
+        memset(mm, 0, sizeof *mm);
+        return;
+    }
     if (mm->heap) mcoll_free(mm->base);
     else free(mm->arena);
     memset(mm, 0, sizeof *mm);

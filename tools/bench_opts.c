@@ -54,6 +54,9 @@ static void usage(FILE *f)
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
         "  --thp                buffers advised to transparent huge pages (madvise\n"
         "                       MADV_HUGEPAGE before first touch): CMA pins them faster\n"
+        "  --apart              hot send and receive buffers as malloc blocks of their own, of\n"
+        "                       exactly each call's sizes (as a program's buffers; with\n"
+        "                       MCOLL_SHM_ADOPT mcoll may adopt them); not with --cold or --heap\n"
         "  --roofline           measure the node's copy bandwidth first and print each time as a\n"
         "                       multiple of the collective's DRAM floor (minimum volume / bandwidth)\n"
         "  --max-mem BYTES      benchmark buffers per rank (default 1G); larger sizes are skipped\n"
@@ -183,6 +186,7 @@ static int parse_flag(const char *f, bench_opts_t *o)
     else if (!strcmp(f, "--roofline")) o->roofline = 1;
     else if (!strcmp(f, "--heap")) o->heap = 1;
     else if (!strcmp(f, "--thp")) o->thp = 1;
+    else if (!strcmp(f, "--apart")) o->apart = 1;
     else return -1;
     return 0;
 }

@@ -220,7 +220,7 @@ static void seg_free(seg_t *s, size_t off, size_t n)
 /* ---------------------------------------------------------------- segments */
 static uint64_t make_id(int fd, ino_t ino)
 {
-    return (1ull << 63) | (((uint64_t)ino & 0x7fffffffull) << 32) | (uint32_t)fd;
+    return MC_HEAP_ID_BIT | (((uint64_t)ino & 0x3fffffffull) << 32) | (uint32_t)fd;
 }
 
 /* A new segment able to hold `need` bytes; its index, or -1. Called under `lock`. */
@@ -487,6 +487,7 @@ static tr_t *tr_get(pid_t pid, uint64_t id)
 void *mc_heap_translate(pid_t pid, uint64_t heap_id, int64_t off, size_t len)
 {
     if (!heap_id || off < 0) return NULL;
+    if (heap_id & MC_ADOPT_ID_BIT) return mc_adopt_translate(pid, heap_id, off, len);
     char *base = NULL;
     size_t size = 0;
     if (pid == me()) {

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define MC_HEAP_ID_BIT (1ull << 63)
+#define MC_ADOPT_ID_BIT (1ull << 62)
 #define MC_HEAP_ALIGN 64          /* every block */
 #define MC_HEAP_MAX_ALIGN (2u << 20)
 
@@ -31,6 +33,19 @@ int mc_heap_lookup_range(const void *p, size_t len, uint64_t *heap_id, int64_t *
  * from the post alone, every rank agrees on the path without further communication. */
 int mc_heap_shareable(void);
 void mc_heap_forbid_sharing(void);
+
+/* Adoption (adopt.c, MCOLL_SHM_ADOPT): an ordinary buffer posted again and again moves into
+ * a memfd at the same address. mc_adopt_lookup is the owner's side of a post of [buf, buf +
+ * len) that no heap segment holds: 1 with its id and offset when the range is (now) adopted.
+ * mc_adopt_translate maps a peer's adopted range (pid == own pid: this process's own);
+ * mc_adopt_tick counts posts, which bound how long a translated pointer may be in use. */
+#define MC_ADOPT_MIN ((size_t)128 << 10)
+uint64_t mc_adopt_id(int fd, uint64_t ino);
+int mc_adopt_lookup(const void *buf, size_t len, uint64_t *id, int64_t *off);
+void *mc_adopt_translate(pid_t pid, uint64_t id, int64_t off, size_t len);
+void mc_adopt_tick(void);
+/* For tests: adoptions this process holds, peers' adopted ranges it maps. */
+void mc_adopt_counts(int *owned, int *peers);
 
 /* For tests: segments, live blocks and free extents; 0 when every internal invariant holds
  * (extents sorted, disjoint, coalesced; blocks and extents tile each segment exactly). */

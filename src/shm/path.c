@@ -46,7 +46,9 @@ void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len)
     mc_shm_quiesce(sh);
     p->addr = (uintptr_t)buf;
     p->len = len;
-    if (len && mc_heap_shareable() && mc_heap_lookup_range(buf, len, &id, &off)) {
+    mc_adopt_tick();
+    if (len && mc_heap_shareable() &&
+        (mc_heap_lookup_range(buf, len, &id, &off) || mc_adopt_lookup(buf, len, &id, &off))) {
         p->heap_off = off;
         p->heap_id = id;
     } else {
