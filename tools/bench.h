@@ -75,7 +75,8 @@ void bench_poison_output(const bench_coll_t *bc, const bench_call_t *c);
 
 /* ---------------------------------------------------------------- buffers */
 /* One arena for the whole run. Hot: every call uses its start. Cold: calls walk through an
- * arena larger than twice the last-level cache, so each call's buffers were evicted. */
+ * arena larger than twice the last-level cache, so each call's buffers were evicted. Apart
+ * (hot only): no arena, see bench_mem_init. */
 #define BENCH_POOL 128
 typedef struct bench_mem {
     char *arena;

@@ -38,16 +38,12 @@ int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, in
     return 0;
 }
 
-/* Cold: successive calls use successive page-aligned slots, wrapping at the end of the
- * arena, which the caller sized past twice the last-level cache: by the time a slot comes
- * back, the other slots' traffic has evicted it. */
 /* A block of n bytes from the pool, not `other`: blocks are never freed before the end, so
  * glibc keeps giving large ones mappings of their own (a free would raise its threshold). */
 static char *pool_get(bench_mem_t *mm, size_t n, const char *other)
 {
     for (int i = 0; i < mm->npool; i++)
-        if (mm->pool_n[i] == n && mm->pool[i] != other && mm->pool[i] != mm->sblk && mm->pool[i] != mm->rblk)
-            return mm->pool[i];
+        if (mm->pool_n[i] == n && mm->pool[i] != other) return mm->pool[i];
     if (mm->npool == BENCH_POOL) return NULL;
     char *b = malloc(n ? n : 1);
     if (!b) return NULL;
@@ -60,10 +56,8 @@ static char *pool_get(bench_mem_t *mm, size_t n, const char *other)
 static int apart_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c)
 {
     if (!mm->sblk || sbytes != mm->sn || rbytes != mm->rn) {
-        mm->sblk = mm->rblk = NULL;
-        char *s = pool_get(mm, sbytes, NULL);
-        mm->rblk = pool_get(mm, rbytes, s);
-        mm->sblk = s;
+        mm->sblk = pool_get(mm, sbytes, NULL);
+        mm->rblk = pool_get(mm, rbytes, mm->sblk);
         if (!mm->sblk || !mm->rblk) return -1;
         mm->sn = sbytes;
         mm->rn = rbytes;
@@ -73,6 +67,9 @@ static int apart_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_
     return 0;
 }
 
+/* Cold: successive calls use successive page-aligned slots, wrapping at the end of the
+ * arena, which the caller sized past twice the last-level cache: by the time a slot comes
+ * back, the other slots' traffic has evicted it. */
 void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c)
 {
     if (mm->apart) {

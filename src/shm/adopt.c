@@ -14,10 +14,13 @@
  *   mapping of their own; the header says so), and only when the post covers the block: no
  *   other object shares the pages, so nothing else (another thread, a pending receive) can
  *   write them during the copy.
- * - Every post of an adopted range first checks that the range is still this memfd's mapping,
- *   exactly (/proc/self/map_files/<lo>-<hi> names the memfd, about 3 us): a block freed (glibc
- *   unmaps it), moved or grown by realloc (mremap), or split (mprotect, madvise) fails the check and
- *   the adoption is dropped; the buffer then goes by CMA, and may be adopted again later.
+ * - Every post of an adopted range first checks that it is still this memfd's mapping: a post
+ *   that starts in the block's first page (a block's own) flips a word of glibc's header
+ *   through a second mapping of the memfd's first page and must see it at the block (no
+ *   system call, probe_ours); any other asks /proc/self/map_files/<lo>-<hi> whether it names
+ *   the memfd (about 3 us). A block freed (glibc unmaps it) or moved by realloc fails either,
+ *   a mapping split by mprotect or madvise the second; the adoption is dropped, the buffer
+ *   goes by CMA, and may be adopted again later.
  * - After fork() the child remaps every adopted range private (src/shm/heap.c does the same
  *   for the heap): the child's writes never reach the parent. The child finds them by name
  *   in /proc/self/maps, remnants of dropped adoptions included.
@@ -54,6 +57,7 @@
 
 typedef struct {
     uintptr_t lo, hi;     /* the mapping, page aligned; hi 0 = free entry */
+    volatile size_t *alias; /* the memfd's first page mapped a second time (probe_ours) */
     int fd;
     uint64_t id;
     char link[96];        /* what /proc/self/map_files shows for it */
@@ -113,6 +117,7 @@ static int usable(void)
 void mc_adopt_tick(void) { atomic_fetch_add_explicit(&epoch, 1, memory_order_relaxed); }
 
 /* ---------------------------------------------------------------- owner: checks */
+/* Whether [lo, hi) is still exactly this memfd's mapping (a system call, about 3 us). */
 static int still_ours(const adopted_t *a)
 {
     char path[64], link[sizeof a->link];
@@ -120,6 +125,28 @@ static int still_ours(const adopted_t *a)
     ssize_t k = readlink(path, link, sizeof link);
     return k > 0 && (size_t)k == strlen(a->link) && !memcmp(link, a->link, (size_t)k);
 }
+
+/* Whether lo's page is still the memfd's first page, without a system call: a word flipped
+ * through the alias must show at lo. Only where lo's page is known to be mapped (it holds
+ * the post's first byte). The word is glibc's prev_size of the block (0 for a plain block),
+ * which only free and realloc of this very block read, never during a call that uses it. A
+ * block freed, or moved by realloc, leaves another page there: the flip does not show. Grown
+ * or shrunk in place (mremap) it is still this file at the same offsets, and peers map the
+ * file as they find it; a program that maps over part of its own malloc block is not. */
+static int probe_ours(const adopted_t *a)
+{
+    const volatile size_t *at = (const volatile size_t *)a->lo;
+    size_t v = a->alias[0];
+    a->alias[0] = ~v;
+    atomic_thread_fence(memory_order_seq_cst);
+    int same = at[0] == ~v;
+    a->alias[0] = v;
+    atomic_thread_fence(memory_order_seq_cst);
+    return same;
+}
+
+/* The check for a post that starts at b inside a. */
+static int ours_for(const adopted_t *a, uintptr_t b) { return b - a->lo < PAGE ? probe_ours(a) : still_ours(a); }
 
 /* The mapping of /proc/self/maps that holds [lo, hi): 1 when one private anonymous
  * read-write mapping (no name) holds it all; *vlo gets that mapping's start. */
@@ -225,14 +252,16 @@ static int adopt(uintptr_t lo, uintptr_t hi, adopted_t *a)
         close(fd);
         return -1;
     }
-    munmap(t, n);
-    *a = (adopted_t){.lo = lo, .hi = hi, .fd = fd, .id = mc_adopt_id(fd, (uint64_t)st.st_ino)};
+    if (n > PAGE) munmap(t + PAGE, n - PAGE);   /* the first page stays: the probe's alias */
+    *a = (adopted_t){.lo = lo, .hi = hi, .alias = (volatile size_t *)t, .fd = fd,
+                     .id = mc_adopt_id(fd, (uint64_t)st.st_ino)};
     snprintf(a->link, sizeof a->link, "/memfd:%s (deleted)", name);
     if (!still_ours(a)) {
         /* the check cannot see it (a kernel without map_files?): never adopt again. The range
          * stays shared memory, which the process cannot tell from its own (fork: see below). */
         if (mc_cfg()->verbose) mc_info("adoption off: /proc/self/map_files does not show adopted ranges");
         broken = 1;
+        munmap(t, PAGE);
         close(fd);
         a->hi = 0;
         return -1;
@@ -256,6 +285,7 @@ static int mapped_anywhere(const adopted_t *a)
  * unless some part is still mapped here. */
 static void drop(adopted_t *a)
 {
+    munmap((void *)a->alias, PAGE);
     if (!mapped_anywhere(a)) fallocate(a->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, FILE_LEN);
     close(a->fd);
     a->hi = 0;
@@ -293,21 +323,22 @@ int mc_adopt_lookup(const void *buf, size_t len, uint64_t *id, int64_t *off)
     uintptr_t b = (uintptr_t)buf;
     int hit = 0;
     pthread_mutex_lock(&lock);
-    /* one other adoption checked per call: a freed block's pages do not stay held for long */
-    adopted_t *o = &own[check_next++ % NADOPT];
-    if (o->hi && !(b >= o->lo && b + len <= o->hi) && !still_ours(o)) drop(o);
     for (int i = 0; i < NADOPT && !hit; i++) {
         adopted_t *a = &own[i];
         if (!a->hi || b < a->lo || b + len > a->hi) continue;
-        if (!still_ours(a)) {
+        if (!ours_for(a, b)) {
             drop(a);
-            break;
+            continue;
         }
         *id = a->id;
         *off = (int64_t)(b - a->lo);
         hit = 1;
     }
     if (!hit) {
+        /* one other adoption checked per miss: a freed block's pages are not held for long
+         * once the program posts other buffers */
+        adopted_t *o = &own[check_next++ % NADOPT];
+        if (o->hi && !still_ours(o)) drop(o);
         cand_t *c = cand_of(b, len);
         c->tick = ++tick;
         uintptr_t lo, hi;
