@@ -24,12 +24,13 @@
  * - After fork() the child remaps every adopted range private (src/shm/heap.c does the same
  *   for the heap): the child's writes never reach the parent. The child finds them by name
  *   in /proc/self/maps, remnants of dropped adoptions included.
- * Not under MPI_THREAD_MULTIPLE (peers' mappings are evicted between ops, which concurrent
- * collectives would race). The memfd is sparse and 1 TiB long, so a realloc that grows the
- * mapping in place (mremap) stays inside the file instead of faulting past its end.
+ * The memfd is sparse and 1 TiB long, so a realloc that grows the mapping in place (mremap)
+ * stays inside the file instead of faulting past its end.
  *
  * Peers map an adopted range on first use (MAP_POPULATE) and keep up to NPEER mappings,
- * evicting the least recently used one that no op in flight can hold (two posts old). */
+ * evicting the least recently used one that no op in flight can hold (two posts old). That
+ * assumes a process's collectives never overlap: under MPI_THREAD_MULTIPLE a process adopts
+ * nothing, and maps its peers' adopted ranges without ever unmapping them. */
 #define _GNU_SOURCE
 #include "heap.h"
 #include "shm.h"
@@ -84,7 +85,7 @@ static cand_t cand[NCAND];
 static peer_t *peer;            /* npeer entries, at least NPEER once any was mapped */
 static int npeer;
 static uint64_t tick, seq, nonce_word;
-static unsigned check_next;
+static unsigned misses;
 static int broken;               /* the map_files check failed on a fresh adoption: off for good */
 static _Atomic uint64_t epoch;   /* posts by this process (mc_adopt_tick) */
 static pid_t owner_pid;          /* the process whose adoptions `own` holds */
@@ -146,7 +147,10 @@ static int probe_ours(const adopted_t *a)
 }
 
 /* The check for a post that starts at b inside a. */
-static int ours_for(const adopted_t *a, uintptr_t b) { return b - a->lo < PAGE ? probe_ours(a) : still_ours(a); }
+static int ours_for(const adopted_t *a, uintptr_t b)
+{
+    return b - a->lo < PAGE ? probe_ours(a) : still_ours(a);
+}
 
 /* The mapping of /proc/self/maps that holds [lo, hi): 1 when one private anonymous
  * read-write mapping (no name) holds it all; *vlo gets that mapping's start. */
@@ -242,10 +246,11 @@ static int adopt(uintptr_t lo, uintptr_t hi, adopted_t *a)
         return -1;
     }
     memcpy(t, (const void *)lo, n);
-    if (mmap((void *)lo, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) {
+    int rw = PROT_READ | PROT_WRITE;
+    if (mmap((void *)lo, n, rw, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED) {
         /* the old pages may be gone already: a private copy goes back in their place */
         int e = errno;
-        if (mmap((void *)lo, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        if (mmap((void *)lo, n, rw, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
             fail("adoption failed and its pages could not be restored: range", lo, e);
         memcpy((void *)lo, t, n);
         munmap(t, n);
@@ -335,18 +340,18 @@ int mc_adopt_lookup(const void *buf, size_t len, uint64_t *id, int64_t *off)
         hit = 1;
     }
     if (!hit) {
-        /* one other adoption checked per miss: a freed block's pages are not held for long
-         * once the program posts other buffers */
-        adopted_t *o = &own[check_next++ % NADOPT];
-        if (o->hi && !still_ours(o)) drop(o);
+        /* one other adoption checked every 16th miss: a freed block's pages are not held for
+         * long once the program posts other buffers, which pay a check (3 us) rarely */
+        adopted_t *o = misses++ % 16 ? NULL : &own[misses / 16 % NADOPT];
+        if (o && o->hi && !still_ours(o)) drop(o);
         cand_t *c = cand_of(b, len);
         c->tick = ++tick;
         uintptr_t lo, hi;
-        adopted_t *slot = ++c->uses >= c->next ? free_slot() : NULL;
-        if (slot) {
-            c->next = c->uses + RETRY_USES;
+        adopted_t *slot = NULL;
+        if (++c->uses >= c->next) {
+            c->next = c->uses + RETRY_USES;   /* not adoptable, or no room: not every post */
             double t0 = mc_cfg()->verbose ? PMPI_Wtime() : 0;
-            if (glibc_block(b, len, &lo, &hi) && adopt(lo, hi, slot) == 0) {
+            if ((slot = free_slot()) && glibc_block(b, len, &lo, &hi) && adopt(lo, hi, slot) == 0) {
                 if (mc_cfg()->verbose)
                     mc_info("adopted the malloc block at %p (%zu bytes) in %.0f us", (void *)b,
                             (size_t)(hi - lo), 1e6 * (PMPI_Wtime() - t0));
@@ -390,22 +395,6 @@ static peer_t *peer_slot(void)
     return v;
 }
 
-static char *map_adopted(pid_t pid, uint64_t id, size_t len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%u", (int)pid, (unsigned)(uint32_t)id);
-    int fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    char *m = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && mc_adopt_id((int)(uint32_t)id, (uint64_t)st.st_ino) == id) {
-        void *r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-        if (r != MAP_FAILED) m = r;
-    }
-    close(fd);
-    return m;
-}
-
 void *mc_adopt_translate(pid_t pid, uint64_t id, int64_t off, size_t len)
 {
     if (off < 0) return NULL;   /* whatever this process's own settings: its peers posted it */
@@ -424,7 +413,7 @@ void *mc_adopt_translate(pid_t pid, uint64_t id, int64_t off, size_t len)
             }
         peer_t *s = r ? NULL : peer_slot();
         if (s) watch_fork();
-        if (s && (s->base = map_adopted(pid, id, need))) {
+        if (s && (s->base = mc_heap_map_id(pid, id, need, NULL))) {
             *s = (peer_t){.pid = pid, .id = id, .base = s->base, .len = need, .stamp = now};
             r = s->base + off;
         }
@@ -470,7 +459,8 @@ static void fork_child(void)
             continue;
         }
         memcpy(t, p, len);
-        if (mmap(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+        if (mmap(p, len, PROT_READ | PROT_WRITE, flags, -1, 0) == MAP_FAILED)
             fail("fork: an adopted range could not be made private", r[i].s, errno);
         memcpy(p, t, len);
         mprotect(p, len, r[i].prot);

@@ -443,8 +443,10 @@ static tr_t *tr_find(pid_t pid, uint64_t id, tr_t **empty)
     return NULL;
 }
 
-/* Maps the whole segment of (pid, id); NULL when /proc refuses or it is not that segment. */
-static char *map_peer(pid_t pid, uint64_t id, size_t *size)
+/* Maps len bytes (0: the whole file, its size in *size) of the memfd that (pid, id) names, a
+ * heap segment or an adopted range (adopt.c: MAP_POPULATE, its pages are in use); NULL when
+ * /proc refuses or the descriptor is not that memfd any more. */
+char *mc_heap_map_id(pid_t pid, uint64_t id, size_t len, size_t *size)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%u", (int)pid, (unsigned)(uint32_t)id);
@@ -452,12 +454,14 @@ static char *map_peer(pid_t pid, uint64_t id, size_t *size)
     if (fd < 0) return NULL;
     struct stat st;
     char *m = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && make_id((int)(uint32_t)id, st.st_ino) == id &&
-        st.st_size > 0) {
-        void *r = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int adopted = (id & MC_ADOPT_ID_BIT) != 0, fdn = (int)(uint32_t)id;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        id == (adopted ? mc_adopt_id(fdn, (uint64_t)st.st_ino) : make_id(fdn, st.st_ino))) {
+        size_t n = len ? len : (size_t)st.st_size;
+        void *r = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | (adopted ? MAP_POPULATE : 0), fd, 0);
         if (r != MAP_FAILED) {
             m = r;
-            *size = (size_t)st.st_size;
+            if (size) *size = n;
         }
     }
     close(fd);
@@ -476,7 +480,7 @@ static tr_t *tr_get(pid_t pid, uint64_t id)
         t->pid = pid;
         t->id = id;
         t->size = 0;
-        t->base = map_peer(pid, id, &t->size);
+        t->base = mc_heap_map_id(pid, id, 0, &t->size);
         tr_n++;
         atomic_store_explicit(&t->state, 1, memory_order_release);
     }

@@ -44,6 +44,8 @@ uint64_t mc_adopt_id(int fd, uint64_t ino);
 int mc_adopt_lookup(const void *buf, size_t len, uint64_t *id, int64_t *off);
 void *mc_adopt_translate(pid_t pid, uint64_t id, int64_t off, size_t len);
 void mc_adopt_tick(void);
+/* Maps len bytes (0: all, *size gets it) of the memfd (pid, id) names (heap or adopted). */
+char *mc_heap_map_id(pid_t pid, uint64_t id, size_t len, size_t *size);
 /* For tests: adoptions this process holds, peers' adopted ranges it maps. */
 void mc_adopt_counts(int *owned, int *peers);
 

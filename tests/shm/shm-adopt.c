@@ -1,5 +1,5 @@
-/* Adoption of malloc buffers (src/shm/adopt.c), run with MCOLL_SHM_ADOPT=2 and glibc's own
- * mmap threshold (blocks of 128 KiB or more are mapped alone). Every round, each rank posts a
+/* Adoption of malloc buffers (src/shm/adopt.c), run with MCOLL_SHM_ADOPT=2; the program fixes
+ * glibc's mmap threshold at 128 KiB (larger blocks mapped alone). Every round, each rank posts a
  * buffer in slot 1 with a pattern of the round, every peer reads it through the path it gets
  * and checks the bytes, writes a mark into it, and the owner checks the marks. Checked:
  *  - a whole malloc block (and a posix_memalign'd one) is adopted at its second post, and the
@@ -37,15 +37,7 @@
 static long fails;
 static int wrank, adopting;
 static mc_shm_t *sh;
-#define EXPECT(cond, ...)                                                                                    \
-    do {                                                                                                     \
-        if (!(cond) && ++fails <= 20) {                                                                      \
-            printf("FAIL rank %d: %s: ", wrank, #cond);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-            fflush(stdout);                                                                                  \
-        }                                                                                                    \
-    } while (0)
+#include "expect.h"
 
 static unsigned char pat(int rank, int round, size_t i)
 {
@@ -82,7 +74,8 @@ static int round_of(char *buf, size_t n, int round)
         const mc_post_t *q = mc_post(sh, j, 1);
         size_t len = q->len;
         mc_path_t path = mc_peer_path(sh, j, 1);
-        if (q->heap_off >= 0) EXPECT(path == MC_PATH_ZERO, "round %d: path to rank %d's adopted post %d", round, j, (int)path);
+        if (q->heap_off >= 0)
+            EXPECT(path == MC_PATH_ZERO, "round %d: path to rank %d's adopted post %d", round, j, (int)path);
         if (path == MC_PATH_COPY) continue;
         char *tmp = malloc(len);
         int rc = mc_peer_read(sh, j, 1, 0, tmp, len);
@@ -97,7 +90,8 @@ static int round_of(char *buf, size_t n, int round)
         if (j == sh->r || mc_peer_path(sh, j, 1) == MC_PATH_COPY) continue;
         char mark[8];
         memset(mark, 'A' + sh->r % 26, sizeof mark);
-        EXPECT(mc_peer_write(sh, j, 1, 8 * (size_t)sh->r, mark, sizeof mark) == MPI_SUCCESS, "write rank %d", j);
+        int rc = mc_peer_write(sh, j, 1, 8 * (size_t)sh->r, mark, sizeof mark);
+        EXPECT(rc == MPI_SUCCESS, "write rank %d: %d", j, rc);
     }
     mc_shm_set(sh, MC_F_STEP, 3);
     mc_shm_wait_all(sh, MC_F_STEP, 3);
@@ -202,7 +196,8 @@ int main(int argc, char **argv)
     free(m);
     m = malloc(n);
     got = rounds(m, n, 3);
-    EXPECT(got == (adopting && mapped_block(m) ? 0x6u : 0u), "a new block (at %p): adopted in rounds %#x", (void *)m, got);
+    EXPECT(got == (adopting && mapped_block(m) ? 0x6u : 0u), "a new block (at %p): adopted in rounds %#x",
+           (void *)m, got);
 
     /* grown by realloc (glibc: mremap of the adopted mapping): dropped, and no longer
      * anonymous memory, never adopted again */

@@ -12,15 +12,8 @@
 #include <sys/prctl.h>
 
 static long fails;
-#define EXPECT(cond, ...)                                                                                    \
-    do {                                                                                                     \
-        if (!(cond) && ++fails <= 20) {                                                                      \
-            printf("FAIL rank %d: %s: ", wrank, #cond);                                                      \
-            printf(__VA_ARGS__);                                                                             \
-            printf("\n");                                                                                    \
-        }                                                                                                    \
-    } while (0)
 static int wrank;
+#include "expect.h"
 
 static unsigned char pat(int rank, int slot, size_t i)
 {
