@@ -204,6 +204,8 @@ const char *mc_alg_expected(int i);   /* "coll/name" the registry expects; NULL 
 void *mc_malloc(size_t n);           /* NULL only for n == 0 or real exhaustion; free with mc_free */
 void mc_free(void *p);
 void mc_keep_release(void);           /* frees the large temporaries mc_free kept (MPI_Finalize) */
+/* Whether MPI runs at MPI_THREAD_MULTIPLE (asked once, inside an MPI call). */
+int mc_threads_multiple(void);
 int mc_is_pof2(int x);
 int mc_floor_log2(int x);            /* -1 for x <= 0 */
 /* Size class of b bytes for per-size caches: 0 for 0, else floor(log2 b) + 1, at most 31

@@ -111,6 +111,19 @@ void mc_keep_release(void)
     pthread_mutex_unlock(&keep_lock);
 }
 
+int mc_threads_multiple(void)
+{
+    static atomic_int multiple = -1; /* -1: not asked yet */
+    int m = atomic_load_explicit(&multiple, memory_order_relaxed);
+    if (m < 0) {
+        int level = MPI_THREAD_SINGLE;
+        PMPI_Query_thread(&level);
+        m = level == MPI_THREAD_MULTIPLE;
+        atomic_store_explicit(&multiple, m, memory_order_relaxed);
+    }
+    return m;
+}
+
 int mc_is_pof2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 int mc_floor_log2(int x) { return x > 0 ? 31 - __builtin_clz((unsigned)x) : -1; }

@@ -34,28 +34,15 @@ static _Atomic int nreq;
 static pthread_mutex_t eng_lock = PTHREAD_MUTEX_INITIALIZER;
 static mc_nb_req_t *active_head; /* requests started and not yet complete */
 static int nactive;
-static atomic_int multiple = -1; /* MPI_THREAD_MULTIPLE (1) or not (0); -1: not asked yet */
-
-static int threads_multiple(void)
-{
-    int m = atomic_load_explicit(&multiple, memory_order_relaxed);
-    if (m < 0) {
-        int level = MPI_THREAD_SINGLE;
-        PMPI_Query_thread(&level);
-        m = level == MPI_THREAD_MULTIPLE;
-        atomic_store_explicit(&multiple, m, memory_order_relaxed);
-    }
-    return m;
-}
 
 static void eng_enter(void)
 {
-    if (threads_multiple()) pthread_mutex_lock(&eng_lock);
+    if (mc_threads_multiple()) pthread_mutex_lock(&eng_lock);
 }
 
 static void eng_leave(void)
 {
-    if (threads_multiple()) pthread_mutex_unlock(&eng_lock);
+    if (mc_threads_multiple()) pthread_mutex_unlock(&eng_lock);
 }
 
 static unsigned hkey(MPI_Request h)
@@ -364,7 +351,7 @@ int mc_nb_wait(mc_nb_req_t *r)
     int rc = MPI_SUCCESS, spins = 0;
     r->uactive = 0;
     eng_enter();
-    if (r->phase != MC_NB_IDLE && nactive == 1 && !threads_multiple()) {
+    if (r->phase != MC_NB_IDLE && nactive == 1 && !mc_threads_multiple()) {
         rc = advance(r, 1);
     } else {
         while (r->phase != MC_NB_IDLE && (rc = progress_all()) == MPI_SUCCESS && r->phase != MC_NB_IDLE) {

@@ -95,24 +95,24 @@ uint64_t mc_adopt_id(int fd, uint64_t ino)
     return MC_HEAP_ID_BIT | MC_ADOPT_ID_BIT | ((ino & 0x3fffffffull) << 32) | (uint32_t)fd;
 }
 
-static int thread_level(void)
+/* Whether this process's collectives may overlap: MPI_THREAD_MULTIPLE, or no MPI_Init (MPI
+ * sessions alone, whose thread levels this does not follow). */
+static int overlapping(void)
 {
-    static _Atomic int level = -1;
-    int l = atomic_load_explicit(&level, memory_order_relaxed);
-    if (l < 0) {
-        int init = 0, fin = 0;
+    static _Atomic int inited;
+    if (!atomic_load_explicit(&inited, memory_order_relaxed)) {
+        int init = 0;
         PMPI_Initialized(&init);
-        PMPI_Finalized(&fin);
-        if (!init || fin || PMPI_Query_thread(&l) != MPI_SUCCESS) return MPI_THREAD_MULTIPLE;
-        atomic_store_explicit(&level, l, memory_order_relaxed);
+        if (!init) return 1;
+        atomic_store_explicit(&inited, 1, memory_order_relaxed);
     }
-    return l;
+    return mc_threads_multiple();
 }
 
-/* 1 when this process may adopt and map adopted ranges: enabled, and calls never overlap. */
+/* 1 when this process may adopt: enabled, and its collectives never overlap. */
 static int usable(void)
 {
-    return mc_cfg()->shm_adopt > 0 && !broken && thread_level() != MPI_THREAD_MULTIPLE;
+    return mc_cfg()->shm_adopt > 0 && !broken && !overlapping();
 }
 
 void mc_adopt_tick(void) { atomic_fetch_add_explicit(&epoch, 1, memory_order_relaxed); }
@@ -380,7 +380,7 @@ static peer_t *peer_slot(void)
         if (!peer[i].base) return &peer[i];
         if (peer[i].stamp + 2 < now && (!v || peer[i].stamp < v->stamp)) v = &peer[i];
     }
-    if (v && npeer >= NPEER && thread_level() != MPI_THREAD_MULTIPLE) {
+    if (v && npeer >= NPEER && !overlapping()) {
         munmap(v->base, v->len);
         v->base = NULL;
         return v;
