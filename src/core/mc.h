@@ -217,6 +217,9 @@ static inline int mc_size_class(size_t b)
     return k < 31 ? k : 31;
 }
 int mc_ceil_log2(int x);
+/* memmove, but not glibc's `rep movsb` where it is slow (shm/copy.c): every bulk local copy of
+ * user data goes through it. */
+void mc_memmove(void *dst, const void *src, size_t n);
 /* inout = in op inout for `count` elements of t (extent ext) by PMPI_Reduce_local, in pieces
  * of at most mc_int_max() elements (its count is an int). */
 int mc_reduce_pieces(const void *in, void *inout, size_t count, MPI_Datatype t, MPI_Aint ext, MPI_Op op);

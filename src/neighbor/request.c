@@ -239,7 +239,7 @@ void mc_nb_req_destroy(mc_nb_req_t *r)
 /* ---------------------------------------------------------------- running */
 static void run_copies(const mc_nb_copy_t *c)
 {
-    for (size_t i = 0; i < c->dst.n; i++) memcpy(c->dst.b[i].addr, c->src.b[i].addr, c->dst.b[i].len);
+    for (size_t i = 0; i < c->dst.n; i++) mc_memmove(c->dst.b[i].addr, c->src.b[i].addr, c->dst.b[i].len);
 }
 
 static int startall(mc_nb_req_t *r, int k)

@@ -169,7 +169,7 @@ int mc_reduce_local(const void *in, void *inout, size_t count, const mc_args_t *
 
 void mc_copy(void *dst, const void *src, size_t n)
 {
-    if (n && dst != src) memmove(dst, src, n);
+    if (n && dst != src) mc_memmove(dst, src, n);
 }
 
 void *mc_tmp_elems(size_t count, const mc_args_t *a)

@@ -429,7 +429,7 @@ static int copy_elems(const mc_red_t *r, const layout_t *L, void *dst, const voi
                       void *pack)
 {
     if (L->dense) {
-        memmove(dst, src, k * r->extent);
+        mc_memmove(dst, src, k * r->extent);
         return MPI_SUCCESS;
     }
     int pos = 0, bytes = (int)(k * (size_t)L->size);
@@ -469,7 +469,7 @@ static int red3_user(const mc_red_t *r, char *out, const char *a, const char *b,
         size_t n = count - i < k ? count - i : k, off = i * r->extent;
         if (via_tmp) {
             char *t = tmp - L.tlb;   /* element 0 of the temporary */
-            memcpy(tmp, b + off + L.tlb, (n - 1) * r->extent + (size_t)L.text);
+            mc_memmove(tmp, b + off + L.tlb, (n - 1) * r->extent + (size_t)L.text);
             rc = reduce_local(r, a + off, t, n);
             if (rc == MPI_SUCCESS) rc = copy_elems(r, &L, out + off, t, n, pack);
         } else {

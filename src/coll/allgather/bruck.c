@@ -28,8 +28,8 @@ static int allgather_bruck(mc_ctx_t *ctx, const mc_args_t *a)
     mc_copy(work, a->sbuf, n);
     rc = bruck_steps(ctx, work, n, a->coll);
     if (rc == MPI_SUCCESS && tmp) {
-        memcpy(rbuf + (size_t)r * n, tmp, head);
-        memcpy(rbuf, tmp + head, (size_t)r * n);
+        mc_memmove(rbuf + (size_t)r * n, tmp, head);
+        mc_memmove(rbuf, tmp + head, (size_t)r * n);
     }
     mc_free(tmp);
     return rc;

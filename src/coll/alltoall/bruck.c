@@ -15,8 +15,8 @@ typedef struct {
 static void rotate_in(const mc_ctx_t *ctx, const mc_args_t *a, char *work)
 {
     size_t n = a->count, head = (size_t)(ctx->size - ctx->rank) * n;
-    memcpy(work, (const char *)a->sbuf + (size_t)ctx->rank * n, head);
-    memcpy(work + head, a->sbuf, (size_t)ctx->rank * n);
+    mc_memmove(work, (const char *)a->sbuf + (size_t)ctx->rank * n, head);
+    mc_memmove(work + head, a->sbuf, (size_t)ctx->rank * n);
 }
 
 /* Copies the slots with `bit` set between work and a packed buffer; returns their count. */
@@ -26,8 +26,8 @@ static size_t gather_slots(const bruck_t *b, int p, int bit, int to_pack)
     for (int j = bit; j < p; j++) {
         if (!(j & bit)) continue;
         char *slot = b->work + (size_t)j * b->n;
-        if (to_pack) memcpy(b->pack + k * b->n, slot, b->n);
-        else memcpy(slot, b->recv + k * b->n, b->n);
+        if (to_pack) mc_memmove(b->pack + k * b->n, slot, b->n);
+        else mc_memmove(slot, b->recv + k * b->n, b->n);
         k++;
     }
     return k;
@@ -53,9 +53,9 @@ static void rotate_out(const mc_ctx_t *ctx, const bruck_t *b)
         int f = (r - j + p) % p;
         if (j >= f) continue;
         char *x = b->work + (size_t)j * b->n, *y = b->work + (size_t)f * b->n;
-        memcpy(b->pack, x, b->n);
-        memcpy(x, y, b->n);
-        memcpy(y, b->pack, b->n);
+        mc_memmove(b->pack, x, b->n);
+        mc_memmove(x, y, b->n);
+        mc_memmove(y, b->pack, b->n);
     }
 }
 
