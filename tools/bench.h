@@ -26,6 +26,7 @@ typedef struct bench_opts {
     int heap;                    /* buffers from the node-shared heap (mcoll_malloc) */
     int thp;                     /* buffers advised to transparent huge pages */
     int apart;                   /* hot buffers as malloc blocks of their own, each call's size */
+    int skew;                    /* rank r's buffers (r * skew) mod 64 bytes past their place */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */
     double time_limit;           /* seconds of timed work per size when iterations are automatic */
     size_t max_mem;              /* bytes of benchmark buffers per rank */
@@ -83,6 +84,7 @@ typedef struct bench_mem {
     char *base;                  /* what to free when arena was aligned by hand */
     size_t bytes, off;
     int cold, heap, apart;
+    size_t skew;                 /* bytes every buffer starts past its place (< 64) */
     char *sblk, *rblk;           /* apart: the current call's blocks, of sn and rn bytes */
     size_t sn, rn;
     char *pool[BENCH_POOL];      /* apart: every block made so far, freed at the end */
@@ -93,7 +95,7 @@ typedef struct bench_mem {
 /* apart: no arena; each call's sbuf and rbuf are malloc blocks of exactly its sizes, taken
  * from a pool by size when the sizes change (a program's own buffers: MCOLL_SHM_ADOPT can
  * adopt them). */
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, int apart);
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, int apart, size_t skew);
 /* Lays out sbytes + rbytes for the next call (hot: same place; cold: the next slot). */
 void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c);
 void bench_mem_free(bench_mem_t *mm);

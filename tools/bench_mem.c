@@ -10,10 +10,11 @@
 
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, int apart)
+int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, int apart, size_t skew)
 {
     void *p = NULL;
     memset(mm, 0, sizeof *mm);
+    mm->skew = skew;
     mm->bytes = round_up(need ? need : 1, PAGE);   /* apart: the bound on one call's buffers */
     if (apart && !cold && !heap) {
         mm->apart = 1;
@@ -23,18 +24,18 @@ int bench_mem_init(bench_mem_t *mm, size_t need, int cold, int heap, int thp, in
     mm->heap = heap;
     if (heap) {
         /* page-align by hand: the heap guarantees 64 bytes */
-        char *h = mcoll_malloc(mm->bytes + PAGE);
+        char *h = mcoll_malloc(mm->bytes + 2 * PAGE);
         if (!h) return -1;
         mm->base = h;
         p = (void *)(((uintptr_t)h + PAGE - 1) / PAGE * PAGE);
-    } else if (posix_memalign(&p, PAGE, mm->bytes)) {
+    } else if (posix_memalign(&p, PAGE, mm->bytes + PAGE)) {   /* a page for the skew */
         return -1;
     }
     mm->arena = p;
     /* before the first touch: the pages are then faulted in as huge pages where aligned
      * (ignored where THP is off) */
     if (thp) madvise(p, mm->bytes, MADV_HUGEPAGE);
-    memset(mm->arena, 0, mm->bytes);
+    memset(mm->arena, 0, mm->bytes + PAGE);
     return 0;
 }
 
@@ -56,14 +57,14 @@ static char *pool_get(bench_mem_t *mm, size_t n, const char *other)
 static int apart_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t *c)
 {
     if (!mm->sblk || sbytes != mm->sn || rbytes != mm->rn) {
-        mm->sblk = pool_get(mm, sbytes, NULL);
-        mm->rblk = pool_get(mm, rbytes, mm->sblk);
+        mm->sblk = pool_get(mm, sbytes + mm->skew, NULL);
+        mm->rblk = pool_get(mm, rbytes + mm->skew, mm->sblk);
         if (!mm->sblk || !mm->rblk) return -1;
         mm->sn = sbytes;
         mm->rn = rbytes;
     }
-    c->sbuf = mm->sblk;
-    c->rbuf = mm->rblk;
+    c->sbuf = mm->sblk + mm->skew;
+    c->rbuf = mm->rblk + mm->skew;
     return 0;
 }
 
@@ -78,8 +79,8 @@ void bench_mem_next(bench_mem_t *mm, size_t sbytes, size_t rbytes, bench_call_t 
     }
     size_t sb = round_up(sbytes, PAGE), step = sb + round_up(rbytes, PAGE);
     if (!mm->cold || mm->off + step > mm->bytes) mm->off = 0;
-    c->sbuf = mm->arena + mm->off;
-    c->rbuf = mm->arena + mm->off + sb;
+    c->sbuf = mm->arena + mm->off + mm->skew;
+    c->rbuf = mm->arena + mm->off + sb + mm->skew;
     if (mm->cold) mm->off += step;
 }
 

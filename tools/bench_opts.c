@@ -54,6 +54,10 @@ static void usage(FILE *f)
         "  --heap               buffers from the node-shared heap (mcoll_malloc): zero-copy paths\n"
         "  --thp                buffers advised to transparent huge pages (madvise\n"
         "                       MADV_HUGEPAGE before first touch): CMA pins them faster\n"
+        "  --skew B             rank r's buffers start (r * B) mod 64 bytes past their usual\n"
+        "                       place (default 0): copies between ranks' buffers at every\n"
+        "                       relative alignment (B = 16 at 2 ranks: rank 1's destinations lie\n"
+        "                       16 bytes past rank 0's sources)\n"
         "  --apart              hot send and receive buffers as malloc blocks of their own, of\n"
         "                       exactly each call's sizes (as a program's buffers; with\n"
         "                       MCOLL_SHM_ADOPT mcoll may adopt them); not with --cold or --heap\n"
@@ -153,6 +157,15 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
         if (parse_long(f, v, 0, &l)) return -1;
         o->root = (int)l;
         return 0;
+    }
+    if (!strcmp(f, "--skew")) {
+        if (parse_long(f, v, 0, &l)) return -1;
+        if (l < 64) {
+            o->skew = (int)l;
+            return 0;
+        }
+        err("--skew %ld: below 64 bytes (a cache line)", l);
+        return -1;
     }
     if (!strcmp(f, "--time-limit")) {
         o->time_limit = atof(v);

@@ -121,7 +121,9 @@ int main(int argc, char **argv)
         return rc < 0 ? 2 : 0;
     }
     s.limit = o.cold ? o.max_mem / 2 : o.max_mem;
-    if (bench_mem_init(&mm, arena_bytes(&s), o.cold, o.heap, o.thp, o.apart)) fail(MPI_ERR_NO_MEM, "buffers");
+    size_t skew = (size_t)o.skew * (size_t)s.rank % 64;
+    if (bench_mem_init(&mm, arena_bytes(&s), o.cold, o.heap, o.thp, o.apart, skew))
+        fail(MPI_ERR_NO_MEM, "buffers");
     res.p = s.p;
     library_name(res.mpi, sizeof res.mpi);
     if (!s.rank)

@@ -150,7 +150,7 @@ int tune_sweep_main(int argc, char **argv)
             if ((!strcmp(t, "all") || !strcmp(t, bench_coll_at(i)->name)) && s.o.ncolls < BENCH_MAX_COLLS)
                 s.o.colls[s.o.ncolls++] = i;
     bench_mem_t mm;
-    if (bench_mem_init(&mm, arena(&s), 0, 0, 0, 0)) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (bench_mem_init(&mm, arena(&s), 0, 0, 0, 0, 0)) MPI_Abort(MPI_COMM_WORLD, 1);
     if (!s.rank) {
         FILE *f = fopen(csv, "r");
         int fresh = !f || fgetc(f) == EOF;
