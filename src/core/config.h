@@ -29,6 +29,7 @@ typedef struct mc_config {
     int shm_pool;               /* idle regions kept for reuse per process (region.c) */
     char shm_path[8];           /* auto | copy | cma | zero */
     char shm_cma_fast[8];       /* auto | 1 | 0: posted ordinary buffers fast by CMA (huge pages) */
+    char shm_cma_bounce[8];     /* auto | 1 | 0: skewed CMA transfers through a bounce buffer */
     long shm_cache;             /* cache capacity C for adaptive copies, 0 = from hwloc */
     char shm_nt[8];             /* nt-copy kernel: auto | avx512 | avx2 | sse2 | scalar */
     long shm_slice;             /* I_max of the movement-avoiding reductions, bytes */

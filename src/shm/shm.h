@@ -500,6 +500,12 @@ mc_path_t mc_shm_path(void);            /* MCOLL_SHM_PATH */
 int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm);
 int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
 int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
+/* Whether a transfer whose destination lies 1-31 bytes past its source (mod 64) goes through
+ * a bounce buffer at the remote side's alignment (the kernel's rep movsb is slow there on
+ * some CPUs; probed once, cma.c); mc_cma_bounce_set forces it (1), forbids it (0) or probes
+ * again (-1): tests. */
+int mc_cma_bounces(void);
+void mc_cma_bounce_set(int mode);
 /* Whether this process's buffer moves by CMA at a copy's rate (huge pages; cma.c), measured
  * once per address range and kept (the MC_CMA_RANGES most recently used ranges; a buffer
  * inside a kept range shares its answer), measured again every MC_CMA_RECHECK-th use;

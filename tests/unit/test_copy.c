@@ -3,7 +3,8 @@
  * the adaptive choice; the DAV counter; the cache capacity; MCOLL_SHM_NT / MCOLL_SHM_CACHE /
  * an MCOLL_PROFILE with cache.adaptive set (in a re-executed child, since the configuration is
  * read once); the bookkeeping of the CMA rate probe (mc_cma_fast: ranges, re-measurement,
- * modes) around a stand-in measurement, and the probe itself run (its answers printed).
+ * modes) around a stand-in measurement, and the probe itself run (its answers printed); CMA
+ * at every relative alignment with and without the bounce buffer (mc_cma_bounce_set).
  *
  *   unit_copy [-v]    -v (or MCOLL_UNIT_BENCH=1): also time 64 MiB copies in 256 KiB slices, and
  *                     64 KiB copies at a destination 16 bytes past the source */
@@ -119,6 +120,40 @@ static void test_memmove(void)
         }
     free(buf);
     free(want);
+}
+
+/* CMA at every relative alignment, through the bounce buffer (forced) and without, reading
+ * and writing this process's own memory: the bytes and the guards; then the probe's answer
+ * (printed: how slow the skewed copy is is the machine's). */
+static void cma_read_fn(void *d, const void *s, size_t n)
+{
+    CHECK(mc_cma_read(getpid(), d, s, n) == MPI_SUCCESS, "cma read");
+}
+
+static void cma_write_fn(void *d, const void *s, size_t n)
+{
+    CHECK(mc_cma_write(getpid(), d, s, n) == MPI_SUCCESS, "cma write");
+}
+
+static void test_cma_bounce(void)
+{
+    static const size_t lens[] = {100, 2047, 2048, 5000, (128 << 10) + 100, 300007};
+    static const size_t sas[] = {0, 16, 40};
+    for (int mode = 1; mode >= 0; mode--) {
+        mc_cma_bounce_set(mode);
+        CHECK(mc_cma_bounces() == mode, "bounce forced to %d", mode);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 3; j++)
+                for (size_t da = 0; da < 64; da += (i == 3 ? 1 : 5)) {
+                    char what[32];
+                    snprintf(what, sizeof what, "cma read, bounce %d", mode);
+                    if (one_copy(cma_read_fn, what, sas[j], da, lens[i])) return;
+                    snprintf(what, sizeof what, "cma write, bounce %d", mode);
+                    if (one_copy(cma_write_fn, what, sas[j], da, lens[i])) return;
+                }
+    }
+    mc_cma_bounce_set(-1);
+    printf("CMA to a destination 16 bytes past the source bounces here: %d\n", mc_cma_bounces());
 }
 
 /* The adaptive copy is correct on both branches; which branch ran is not observable from
@@ -298,6 +333,11 @@ static int child_main(const char *what)
         mc_cma_measure_set(fake_measure);
         int got = mc_cma_fast(b, sizeof b);
         CHECK(got == want && fake_calls == measured, "MCOLL_SHM_CMA_FAST for %s: fast %d (want %d), %d measurements", what, got, want, fake_calls);
+    } else if (!strncmp(what, "bounce-", 7)) {
+        /* =1 / =0: forced, no probe; =bogus: a warning, then the probe's answer (0 or 1) */
+        int got = mc_cma_bounces();
+        if (!strcmp(what, "bounce-bogus")) CHECK(got == 0 || got == 1, "MCOLL_SHM_CMA_BOUNCE=bogus: %d", got);
+        else CHECK(got == (what[7] == '1'), "MCOLL_SHM_CMA_BOUNCE for %s: %d", what, got);
     } else if (!strcmp(what, "profile")) {
         /* the profile's capacity (cache.adaptive, set by hand) replaces the topology's, for every p */
         for (int p = 1; p <= 64; p *= 2)
@@ -412,6 +452,7 @@ int main(int argc, char **argv)
     test_variants();
     test_adaptive();
     test_memmove();
+    test_cma_bounce();
     test_dav();
     test_capacity();
     test_cma_ranges();
@@ -421,6 +462,9 @@ int main(int argc, char **argv)
     run_child(argv[0], "cma-1", "MCOLL_SHM_CMA_FAST", "1");
     run_child(argv[0], "cma-0", "MCOLL_SHM_CMA_FAST", "0");
     run_child(argv[0], "cma-bogus", "MCOLL_SHM_CMA_FAST", "bogus");
+    run_child(argv[0], "bounce-1", "MCOLL_SHM_CMA_BOUNCE", "1");
+    run_child(argv[0], "bounce-0", "MCOLL_SHM_CMA_BOUNCE", "0");
+    run_child(argv[0], "bounce-bogus", "MCOLL_SHM_CMA_BOUNCE", "bogus");
     /* the profile's capacity, then MCOLL_SHM_CACHE over it (the child inherits both) */
     char prof[] = "/tmp/mcoll-unit-copy-profile-XXXXXX", err[256];
     int fd = mkstemp(prof);
