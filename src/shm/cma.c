@@ -57,7 +57,8 @@ static int cma_xfer(pid_t pid, char *local, uintptr_t remote, size_t n, int writ
 #define BOUNCE_MIN 2048
 #define BOUNCE_PROBE ((size_t)64 << 10)
 
-static _Atomic int bounce_mode = -2;   /* -1 probe, 0 never, 1 always; -2 not read yet (MCOLL_SHM_CMA_BOUNCE) */
+/* -1 the probe's answer, 0 never, 1 always; -2 MCOLL_SHM_CMA_BOUNCE not read yet */
+static _Atomic int bounce_mode = -2;
 static pthread_once_t bounce_once = PTHREAD_ONCE_INIT;
 static int bounce_slow;        /* the probe's answer */
 static __thread char *bounce_buf;
@@ -120,8 +121,8 @@ int mc_cma_bounces(void)
 
 static int is_skewed(const char *local, uintptr_t remote, size_t n, int write)
 {
-    uintptr_t d = write ? remote : (uintptr_t)local, s = write ? (uintptr_t)local : remote;
-    return n >= BOUNCE_MIN && ((d - s) & 63) - 1 < 31;
+    uintptr_t l = (uintptr_t)local;
+    return n >= BOUNCE_MIN && (write ? mc_movsb_skewed(remote, l) : mc_movsb_skewed(l, remote));
 }
 
 static int cma_bounced(pid_t pid, char *local, uintptr_t remote, size_t n, int write)
@@ -134,15 +135,13 @@ static int cma_bounced(pid_t pid, char *local, uintptr_t remote, size_t n, int w
         pthread_setspecific(bounce_key, m);
     }
     char *b = bounce_buf + (remote & 63);   /* the kernel's copy at distance 0 */
-    uint64_t dav = mc_dav_bytes;
     for (size_t off = 0; off < n; off += BOUNCE) {
         size_t k = n - off < BOUNCE ? n - off : BOUNCE;
         if (write) mc_memmove(b, local + off, k);
         int rc = cma_xfer(pid, b, remote + off, k, write);
         if (rc != MPI_SUCCESS) return rc;
-        if (!write) mc_memmove(local + off, b, k);
+        if (!write) mc_memmove(local + off, b, k);   /* mc_memmove counts no DAV */
     }
-    mc_dav_bytes = dav + 2 * (uint64_t)n;
     return MPI_SUCCESS;
 }
 

@@ -231,10 +231,10 @@ static void copy_forward(char *d, const char *s, size_t n)
     else t_body_sse2(d + head, s + head, n - head);
 }
 
-/* The destination 1-31 bytes past the source modulo 64, and no overlap. */
+/* Skewed, and no overlap. */
 static inline int movsb_slow(uintptr_t d, uintptr_t s, size_t n)
 {
-    return ((d - s) & 63) - 1 < 31 && (d >= s + n || s >= d + n);
+    return mc_movsb_skewed(d, s) && (d >= s + n || s >= d + n);
 }
 
 void mc_memmove(void *dst, const void *src, size_t n)

@@ -409,6 +409,9 @@ extern __thread uint64_t mc_sync_events __attribute__((tls_model("initial-exec")
 extern __thread uint64_t mc_nt_bytes __attribute__((tls_model("initial-exec")));
 
 /* ---------------------------------------------------------------- copy kernels (copy.c) */
+/* The destination 1-31 bytes past the source modulo 64: where `rep movsb` (glibc's memcpy
+ * from a few KiB, the kernel's CMA copy) is 4-20x slower on AMD Zen 3 (mc_memmove, cma.c). */
+static inline int mc_movsb_skewed(uintptr_t d, uintptr_t s) { return ((d - s) & 63) - 1 < 31; }
 /* All count 2n bytes of DAV. Any alignment and length; regions must not overlap. */
 void mc_copy_t(void *dst, const void *src, size_t n);    /* temporal: memcpy */
 void mc_copy_nt(void *dst, const void *src, size_t n);   /* streaming stores + sfence */
@@ -502,8 +505,8 @@ int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
 int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
 /* Whether a transfer whose destination lies 1-31 bytes past its source (mod 64) goes through
  * a bounce buffer at the remote side's alignment (the kernel's rep movsb is slow there on
- * some CPUs; probed once, cma.c); mc_cma_bounce_set forces it (1), forbids it (0) or probes
- * again (-1): tests. */
+ * some CPUs; probed once, cma.c); mc_cma_bounce_set forces it (1), forbids it (0) or leaves
+ * it to the probe (-1): tests. */
 int mc_cma_bounces(void);
 void mc_cma_bounce_set(int mode);
 /* Whether this process's buffer moves by CMA at a copy's rate (huge pages; cma.c), measured
