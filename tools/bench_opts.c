@@ -164,7 +164,7 @@ static int parse_valued(const char *f, const char *v, bench_opts_t *o)
             o->skew = (int)l;
             return 0;
         }
-        err("--skew %ld: below 64 bytes (a cache line)", l);
+        err("--skew %ld: must be below 64 (a cache line)", l);
         return -1;
     }
     if (!strcmp(f, "--time-limit")) {
