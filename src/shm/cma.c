@@ -43,6 +43,34 @@ static int cma_xfer(pid_t pid, char *local, uintptr_t remote, size_t n, int writ
     return MPI_SUCCESS;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Seconds one CMA read of this process's own memory takes (HUGE_VAL when it fails): the
+ * probes' measurement - straight to the kernel (never bounced), and not counted as the
+ * collective's data movement. */
+static double self_read_s(char *dst, const char *src, size_t n)
+{
+    uint64_t dav = mc_dav_bytes;
+    double t0 = now_s();
+    int rc = cma_xfer(getpid(), dst, (uintptr_t)src, n, 0);
+    double t = now_s() - t0;
+    mc_dav_bytes = dav;
+    return rc == MPI_SUCCESS ? t : HUGE_VAL;
+}
+
+/* An auto | 1 | 0 variable: -1, 1, 0; anything else warns and counts as auto. */
+static int auto_or_bool(const char *name, const char *v)
+{
+    int mode = !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
+    if (mode < 0 && strcmp(v, "auto")) mc_warn("ignoring %s=%s: expected auto, 1 or 0", name, v);
+    return mode;
+}
+
 /* ---------------------------------------------------------------- relative alignment
  * The kernel copies with `rep movsb`, which on AMD Zen 3 (EPYC family 25, kernel 6.18) runs
  * 4-5x slower when the destination lies 1-31 bytes past the source modulo 64, as glibc's
@@ -70,16 +98,8 @@ static void bounce_key_make(void) { pthread_key_create(&bounce_key, bounce_free)
 
 static double probe_read(char *dst, const char *src)
 {
-    struct iovec l = {dst, BOUNCE_PROBE}, r = {(void *)src, BOUNCE_PROBE};
     double best = HUGE_VAL;
-    for (int k = 0; k < 5; k++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        ssize_t done = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        if (done != (ssize_t)BOUNCE_PROBE) return HUGE_VAL;
-        best = fmin(best, (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec));
-    }
+    for (int k = 0; k < 5; k++) best = fmin(best, self_read_s(dst, src, BOUNCE_PROBE));
     return best;
 }
 
@@ -96,17 +116,14 @@ static void bounce_probe(void)
     munmap(m, len);
     if (mc_cfg()->verbose)
         mc_info("CMA of 64 KiB to a destination 16 bytes past the source: %.1f us, aligned %.1f: %s",
-                skewed / 1e3, aligned / 1e3, bounce_slow ? "such transfers bounce" : "direct");
+                skewed * 1e6, aligned * 1e6, bounce_slow ? "such transfers bounce" : "direct");
 }
 
 void mc_cma_bounce_set(int mode) { bounce_mode = mode; }
 
 static void bounce_mode_parse(void)
 {
-    const char *m = mc_cfg()->shm_cma_bounce;
-    int mode = !strcmp(m, "1") ? 1 : !strcmp(m, "0") ? 0 : -1;
-    if (mode < 0 && strcmp(m, "auto")) mc_warn("ignoring MCOLL_SHM_CMA_BOUNCE=%s: expected auto, 1 or 0", m);
-    int unread = -2;
+    int mode = auto_or_bool("MCOLL_SHM_CMA_BOUNCE", mc_cfg()->shm_cma_bounce), unread = -2;
     atomic_compare_exchange_strong(&bounce_mode, &unread, mode);   /* mc_cma_bounce_set wins */
 }
 
@@ -254,21 +271,6 @@ static uint64_t cma_tick;
 static char *cma_ref, *cma_dst;   /* CMA_PROBE each: the reference (4 KiB pages), the target */
 static pthread_mutex_t cma_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cma_time(pid_t self, const char *src, size_t n)
-{
-    double t0 = now_s();
-    if (mc_cma_read(self, cma_dst, src, n) != MPI_SUCCESS) return HUGE_VAL;
-    mc_dav_bytes -= 2 * (uint64_t)n;   /* a measurement, not the collective's data movement */
-    return now_s() - t0;
-}
-
 static int cma_measure(const char *buf, size_t len)
 {
     if (!cma_ref) {
@@ -282,10 +284,9 @@ static int cma_measure(const char *buf, size_t len)
     size_t n = len < CMA_PROBE ? len : CMA_PROBE;
     const char *src = buf + (len - n) / 2;
     double t = HUGE_VAL, ref = HUGE_VAL;
-    pid_t self = getpid();
     for (int k = 0; k < 3; k++) {
-        ref = fmin(ref, cma_time(self, cma_ref, n));
-        t = fmin(t, cma_time(self, src, n));
+        ref = fmin(ref, self_read_s(cma_dst, cma_ref, n));
+        t = fmin(t, self_read_s(cma_dst, src, n));
     }
     return t < CMA_FAST_RATIO * ref;
 }
@@ -301,12 +302,7 @@ void mc_cma_measure_set(int (*fn)(const char *buf, size_t len))
 
 /* MCOLL_SHM_CMA_FAST: -1 measure (auto), 0 never fast, 1 always fast. */
 static int cma_mode;
-static void cma_mode_parse(void)
-{
-    const char *m = mc_cfg()->shm_cma_fast;
-    cma_mode = !strcmp(m, "1") ? 1 : !strcmp(m, "0") ? 0 : -1;
-    if (cma_mode < 0 && strcmp(m, "auto")) mc_warn("ignoring MCOLL_SHM_CMA_FAST=%s: expected auto, 1 or 0", m);
-}
+static void cma_mode_parse(void) { cma_mode = auto_or_bool("MCOLL_SHM_CMA_FAST", mc_cfg()->shm_cma_fast); }
 
 int mc_cma_fast(const void *buf, size_t len)
 {
