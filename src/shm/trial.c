@@ -12,14 +12,21 @@
  * Every rank of the region makes the same choice on the same call: a call's sample is the
  * largest of the ranks' times (the op's time; one rank's alone misleads: a reduce's non-root
  * that stages leaves before the root has the result), shared through the posting round of
- * the next timed op. Schedule: MC_TRIAL_BURST calls of each way in turn; after that, every
- * MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs way (calls / MC_TRIAL_EVERY) mod nways,
- * unless that way is more than MC_TRIAL_BEHIND times slower than the fastest (then only on
- * every MC_TRIAL_FAR_OFF-th of its turns, and way 0 on its second turn too: its first lies
- * within the opening, the trial's first calls, which find pages and lines cold - at 2 ranks
- * on the firecracker VM, allgather of 1 MiB blocks, the staged way's two opening samples of
- * 186-209 us against CMA's 120 kept a launch on CMA for all its calls, 0.98x native against
- * 1.26-1.42x in the launches that staged); the other calls run the fastest. Bursts of a way
+ * the next timed op. Schedule: MC_TRIAL_BURST calls of each way in turn (the opening); after
+ * that, every MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs the next way in turn, way 0
+ * first, unless that way is more than MC_TRIAL_BEHIND times slower than the fastest: then
+ * only in every MC_TRIAL_FAR_OFF-th round of turns, and in the first, since the opening's
+ * samples do not tell. The opening's calls find pages and lines cold and, after a quiet spell, the cores
+ * slow: calls of one way in a row, after a second of sleep, took 250-400 us at first and
+ * 100-170 after 40 calls (allgather of 1 MiB blocks staged, 2 ranks, the Zen 3 VM; the same
+ * without the sleep after other collectives, and with the region's pages touched 20 times
+ * beforehand). At 2 ranks on the firecracker VM, allgather of 1 MiB blocks, the staged way's
+ * two opening samples of 186-209 us against CMA's 120 had kept a launch on CMA for all its
+ * calls (0.98x native against 1.26-1.42x in the launches that staged), when a way far behind
+ * waited for its turn of round 16; way 0, whose samples come first, suffers most, so it has
+ * the first turn: on the Zen 3 VM (same program, 6 launches each, mean per 16 calls) the
+ * launches that opened on CMA staged from call 64 instead of 128: calls 16-127 took 94-158
+ * us per launch (mean) against 120-243. The other calls run the fastest. Bursts of a way
  * 3x slower every 128 calls (bcast and gather of 32-128 KiB at 2 ranks, staged against CMA on
  * that Intel VM) cost mcoll-bench's median 25-40 % (1.22-1.47x native -> 0.82-1.00x; why a
  * few calls move the median of the others was not found): hence the rarer tries of ways far
@@ -68,16 +75,18 @@ int mc_trial_best(const mc_trial_t *t, int nways, unsigned allowed)
 
 int mc_trial_way(mc_trial_t *t, int nways)
 {
+    _Static_assert(MC_TRIAL_BURST * MC_TRIAL_WAYS <= MC_TRIAL_EVERY, "the opening ends before the first turn");
     uint64_t c = t->calls++, n = (uint64_t)nways;
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
     int best = mc_trial_best(t, nways, ~0u);
     if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST) {
-        uint64_t turn = c / MC_TRIAL_EVERY;
+        /* turns count from the first after the opening (c = MC_TRIAL_EVERY: the opening
+         * takes at most 3 bursts), way 0 first; a way far behind only in every
+         * MC_TRIAL_FAR_OFF-th round of turns, and in the first, as the opening's samples
+         * alone do not tell (above) */
+        uint64_t turn = c / MC_TRIAL_EVERY - 1;
         int w = (int)(turn % n);
-        /* a way far behind only every MC_TRIAL_FAR_OFF-th time its turn comes; way 0 on its
-         * second turn too (its first is in the opening: above) */
-        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || turn / n % MC_TRIAL_FAR_OFF == 0 || turn == n)
-            return w;
+        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || turn / n % MC_TRIAL_FAR_OFF == 0) return w;
     }
     return best;
 }

@@ -896,12 +896,12 @@ static double trial_time(int way, double ns)
  * ways far behind it (a bit mask) under the stand-in. */
 static int trial_expect(uint64_t c, int nways, int best, unsigned behind)
 {
-    uint64_t n = (uint64_t)nways, turn = c / MC_TRIAL_EVERY;
+    uint64_t n = (uint64_t)nways;
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
-    /* a way far behind runs its turns of every MC_TRIAL_FAR_OFF-th round, and way 0 its turn
-     * of round 1 too (its turn of round 0 lies within the opening) */
-    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST &&
-        (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0 || turn == n))
+    /* turn k (from 0) at call (k + 1) * MC_TRIAL_EVERY tries way k mod n; a way far behind
+     * only in round 0 and every MC_TRIAL_FAR_OFF-th round after (round = k / n) */
+    uint64_t turn = c / MC_TRIAL_EVERY - 1;
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST && (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0))
         return (int)(turn % n);
     return best;
 }
