@@ -16,8 +16,8 @@
  * that, every MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs the next way in turn, way 0
  * first, unless that way is more than MC_TRIAL_BEHIND times slower than the fastest: then
  * only in every MC_TRIAL_FAR_OFF-th round of turns, and in the first, since the opening's
- * samples do not tell. The opening's calls find pages and lines cold and, after a quiet spell, the cores
- * slow: calls of one way in a row, after a second of sleep, took 250-400 us at first and
+ * samples do not tell. Its calls find pages and lines cold and, after a quiet spell, slowed
+ * cores: calls of one way in a row after a second of sleep took 250-400 us at first and
  * 100-170 after 40 calls (allgather of 1 MiB blocks staged, 2 ranks, the Zen 3 VM; the same
  * without the sleep after other collectives, and with the region's pages touched 20 times
  * beforehand). At 2 ranks on the firecracker VM, allgather of 1 MiB blocks, the staged way's
@@ -75,7 +75,7 @@ int mc_trial_best(const mc_trial_t *t, int nways, unsigned allowed)
 
 int mc_trial_way(mc_trial_t *t, int nways)
 {
-    _Static_assert(MC_TRIAL_BURST * MC_TRIAL_WAYS <= MC_TRIAL_EVERY, "the opening ends before the first turn");
+    _Static_assert(MC_TRIAL_BURST * MC_TRIAL_WAYS <= MC_TRIAL_EVERY, "the opening ends before turn 0");
     uint64_t c = t->calls++, n = (uint64_t)nways;
     if (c < MC_TRIAL_BURST * n) return (int)(c / MC_TRIAL_BURST);
     int best = mc_trial_best(t, nways, ~0u);
@@ -86,7 +86,8 @@ int mc_trial_way(mc_trial_t *t, int nways)
          * alone do not tell (above) */
         uint64_t turn = c / MC_TRIAL_EVERY - 1;
         int w = (int)(turn % n);
-        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || turn / n % MC_TRIAL_FAR_OFF == 0) return w;
+        if (estimate(t, w) <= MC_TRIAL_BEHIND * estimate(t, best) || turn / n % MC_TRIAL_FAR_OFF == 0)
+            return w;
     }
     return best;
 }

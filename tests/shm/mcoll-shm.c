@@ -901,7 +901,8 @@ static int trial_expect(uint64_t c, int nways, int best, unsigned behind)
     /* turn k (from 0) at call (k + 1) * MC_TRIAL_EVERY tries way k mod n; a way far behind
      * only in round 0 and every MC_TRIAL_FAR_OFF-th round after (round = k / n) */
     uint64_t turn = c / MC_TRIAL_EVERY - 1;
-    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST && (!(behind >> (turn % n) & 1) || turn / n % MC_TRIAL_FAR_OFF == 0))
+    int behind_w = behind >> (turn % n) & 1;
+    if (c % MC_TRIAL_EVERY < MC_TRIAL_BURST && (!behind_w || turn / n % MC_TRIAL_FAR_OFF == 0))
         return (int)(turn % n);
     return best;
 }
