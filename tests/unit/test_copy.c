@@ -140,16 +140,16 @@ static void test_cma_bounce(void)
     static const size_t lens[] = {100, 2047, 2048, 5000, (128 << 10) + 100, 300007};
     static const size_t sas[] = {0, 16, 40};
     for (int mode = 1; mode >= 0; mode--) {
+        char rd[32], wr[32];
+        snprintf(rd, sizeof rd, "cma read, bounce %d", mode);
+        snprintf(wr, sizeof wr, "cma write, bounce %d", mode);
         mc_cma_bounce_set(mode);
         CHECK(mc_cma_bounces() == mode, "bounce forced to %d", mode);
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 3; j++)
                 for (size_t da = 0; da < 64; da += (i == 3 ? 1 : 5)) {
-                    char what[32];
-                    snprintf(what, sizeof what, "cma read, bounce %d", mode);
-                    if (one_copy(cma_read_fn, what, sas[j], da, lens[i])) return;
-                    snprintf(what, sizeof what, "cma write, bounce %d", mode);
-                    if (one_copy(cma_write_fn, what, sas[j], da, lens[i])) return;
+                    if (one_copy(cma_read_fn, rd, sas[j], da, lens[i])) return;
+                    if (one_copy(cma_write_fn, wr, sas[j], da, lens[i])) return;
                 }
     }
     mc_cma_bounce_set(-1);
