@@ -180,6 +180,8 @@ typedef struct mc_shm {
         double ns, bytes;
     } trial_pend;
     int trial_last;          /* the way the last timed call ran (-1: none; tests) */
+    int stage_t;             /* this op's pipe copies in with temporal stores in the hand-over
+                              * band: the movers' trial chose that way (allgatherv/shm_common.c) */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */

@@ -975,8 +975,9 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it, uint64_t *nt_mine)
  * only when they share samples (mc_trial_shares), so they publish less outside those. */
 static int trial_pipe;
 
-/* c's trial at n doubles (reductions) or bytes (movers) per rank: 2 ways for the movers
- * (staged, CMA), 3 for the reductions (staged temporal, staged streamed, CMA). */
+/* c's trial at n doubles (reductions) or bytes (movers) per rank: 3 ways for the reductions
+ * (staged temporal, staged streamed, CMA), 2 for the movers (staged, CMA) and in the hand-over
+ * band a third (staged with temporal copy-ins; the first streams them there). */
 static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
 {
     uint64_t round_lo = UINT64_MAX, plain_hi = 0, nplain = 0;   /* staged pipe calls' publications */
@@ -988,9 +989,17 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     }
     mc_shm_t *sh = ctx->shm;
     /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
-    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc ? 2 : 3, cma = nways - 1;
+    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc ? 2 : 3, cma = mover ? 1 : 2;
+    /* the movers' user bytes (allgatherv/shm_common.c), by which they know the band */
+    size_t user = c == MC_ALLGATHER ? n * (size_t)size * (size_t)(size + 1) : 2 * n * (size_t)size;
+    int band = mover && !trial_zc && c != MC_SCAN && c != MC_EXSCAN && mc_handover_nt(user, SIZE_MAX, size);
+    nways += band;
     if (!sh->cma && !trial_zc) {
         if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
+        return;
+    }
+    if (fast >= nways) {
+        if (rank == 0) printf("trial: %s of %zu per rank outside the hand-over band here: skipped\n", mc_coll_name(c), n);
         return;
     }
     unsigned behind = trial_behind(fast, nways);
@@ -1007,7 +1016,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t *m = mine + 3 * k, nt_mover = 0;
         if (mover) {
             m[1] = trial_mover(c, n, *it, &nt_mover);
-            if (trial_zc) m[0] = nt_mover;
+            if (trial_zc || (c != MC_SCAN && c != MC_EXSCAN)) m[0] = nt_mover;   /* scan's windows: test_far */
         } else {
             mcoll_stats_t st0, st1;
             mcoll_stats_get(name, &st0);
@@ -1029,18 +1038,20 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
             lo = ran < lo ? ran : lo;
             hi = ran > hi ? ran : hi;
         }
-        /* the path: streaming stores only on the reductions' way 1; CMA's direct protocol
-         * publishes 3 times per rank (posting round, results or parts, done) in the
-         * reductions, twice in the movers (posting round, done), staging more */
+        /* the path: streaming stores only on the reductions' way 1 and in the band on the
+         * movers' way 0; CMA's direct protocol publishes 3 times per rank (posting round,
+         * results or parts, done) in the reductions, twice in the movers (posting round,
+         * done), staging more */
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
         int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
-        int plain = trial_pipe && want == 0 && !shares;   /* the pipe alone: checked below */
+        int staged = mover && want != cma, streamed = mover ? band && want == 0 : want == 1;
+        int plain = trial_pipe && staged && !shares;   /* the pipe alone: checked below */
         /* zero copy: the allgather's pull, or push (streamed; one more publication per rank:
          * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications */
         int path = trial_zc && mover ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
                    : trial_zc        ? (nt > 0) == (want == 0) && syncs == direct
-                                     : (nt > 0) == (!mover && want == 1) && (plain || (syncs == direct) == (want == cma));
-        if (trial_pipe && want == 0) {
+                                     : (nt > 0) == streamed && (plain || (syncs == direct) == (want == cma));
+        if (trial_pipe && staged) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
             nplain += plain;
@@ -1056,7 +1067,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     }
     free(mine);
     free(all);
-    if (trial_pipe && best == 0 && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
+    if (trial_pipe && best != cma && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
         fails++;
         if (rank == 0)
             printf("FAIL trial %s's pipe of %zu per rank: %llu staged calls without the posting round published up "
@@ -1078,19 +1089,23 @@ static void test_trial(void)
     trial_run(MC_ALLREDUCE, (size_t)256 << 10, -1, 2, &it);
     trial_run(MC_REDUCE, (size_t)128 << 10, 2, 2, &it);
     trial_run(MC_REDUCE, (size_t)256 << 10, 0, 0, &it);
-    /* the movers' direct algorithm: staged (way 0) or CMA (way 1), from 32 KiB of user buffers */
+    /* the movers' direct algorithm: staged (way 0) or CMA (way 1), from 32 KiB of user buffers;
+     * in the hand-over band (allgather 16-64 KiB, scatter 40-64 KiB per rank at 2, 3 and 5 ranks
+     * with 32 KiB L1s and 512 KiB L2s) also staged with temporal copy-ins (way 2); each case a
+     * size class of its own at every rank count */
     mcoll_set_alg("allgather", "shm_direct");
     mcoll_set_alg("scatter", "shm_direct");
     trial_run(MC_ALLGATHER, (size_t)64 << 10, 0, 0, &it);
     trial_run(MC_ALLGATHER, (size_t)256 << 10, 1, 1, &it);
     trial_run(MC_SCATTER, (size_t)64 << 10, 1, 1, &it);
     trial_run(MC_SCATTER, (size_t)256 << 10, 0, 0, &it);
+    trial_run(MC_SCATTER, (size_t)40 << 10, 2, 2, &it);
     /* a pipe's call of 16 KiB per rank or more takes the direct algorithm's posting round and
      * the same trial: staged is the pipe */
     mcoll_set_alg("allgather", "shm_pipe");
     trial_pipe = 1;
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
-    trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
+    trial_run(MC_ALLGATHER, (size_t)16 << 10, 2, 2, &it);
     /* scatter's (and gather's) from 8 KiB per rank */
     mcoll_set_alg("scatter", "shm_pipe");
     trial_run(MC_SCATTER, (size_t)8 << 10, 0, 0, &it);

@@ -138,7 +138,7 @@ static void pipe_steps(mv_pipe_t *pp)
     int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
     for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
     /* the band by the user bytes: a small message's slices are larger than the message */
-    pp->nt_in = pp->W > pp->C || mc_handover_nt(pp->user, pp->C, sh->p);
+    pp->nt_in = pp->W > pp->C || (!sh->stage_t && mc_handover_nt(pp->user, pp->C, sh->p));
     if (kout && inl) mc_shm_quiesce_inline(sh);
     else if (kout) mc_shm_quiesce(sh);
     for (size_t k = 0; k < K; k++) {
@@ -586,17 +586,29 @@ static size_t peer_table(mc_shm_t *sh, int rank, int i) { return ((const size_t 
  * uniform collectives' direct algorithm, asked for as such (not a pipe's far recheck), times
  * both ways from MC_TRIAL_MIN bytes of user buffers (every rank knows the same sizes) and
  * keeps to the faster; MCOLL_SHM_TRIAL=0 and MCOLL_SHM_PATH keep the rules. */
-enum { MV_WAY_STAGE, MV_WAY_CMA };
+enum { MV_WAY_STAGE, MV_WAY_CMA, MV_WAY_STAGE_T };
 static int mv_trials(const mc_shm_t *sh) { return sh->cma && mc_trials_on(); }
+/* In the hand-over band (mc_handover_nt) staging has two ways: its pipe streams its copy-ins
+ * (MV_WAY_STAGE, the rule's way) or writes them with temporal stores (MV_WAY_STAGE_T). On
+ * the same Zen 3 VM in the same near state (line fetch 50-70 ns) streaming had won by
+ * 1.1-1.6x (2026-11-26, pipe_steps) and then lost by 1.2-1.9x (2026-11-30, 2 ranks, malloc
+ * buffers, default selection, 2 launches each, streamed against temporal: allgather 16-128
+ * KiB 3.2-3.5 / 1.8 us at 16 KiB, 8.8-9.9 / 7.0 at 64 KiB; alltoall 64 KiB 5.5-6.0 / 3.9;
+ * gather 32 KiB 3.4 / 2.5; scatter 32 KiB 3.3 / 2.4; MPICH runs alike); nothing the node
+ * shows tells the two apart, so the trial times both. Every rank computes the same user
+ * bytes, so the same ways. */
+static int mv_nways(const mc_shm_t *sh, size_t user) { return mc_handover_nt(user, SIZE_MAX, sh->p) ? 3 : 2; }
 /* pipe_unless_far: 0 for the direct algorithm (staging is a vote the zero-copy path
  * overrides), MV_STAGE_PIPE for a pipe's call routed here (far_direct: staging is the pipe,
  * whatever the buffers), MV_HYBRID_UNLESS_FAR: no trial. */
 static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless_far, int *stage)
 {
+    sh->stage_t = 0;
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR || !mv_trials(sh)) return NULL;
     mc_trial_t *tr = mc_trial_of(sh, site, user, MC_TRIAL_MIN);
     if (!tr) return NULL;
-    int staged = mc_trial_way(tr, 2) == MV_WAY_STAGE;
+    int way = mc_trial_way(tr, mv_nways(sh, user)), staged = way != MV_WAY_CMA;
+    sh->stage_t = way == MV_WAY_STAGE_T;
     *stage &= ~(MV_STAGE_CMA | MV_STAGE_PIPE);
     if (staged) *stage |= pipe_unless_far ? MV_STAGE_PIPE : MV_STAGE_CMA | MV_STAGE_TRIAL;
     return tr;
@@ -607,9 +619,10 @@ static mc_trial_t *mv_trial(mc_shm_t *sh, int site, size_t user, int pipe_unless
  * round cost such a call a flag exchange and an op: 2 ranks, batches of 100 back-to-back
  * calls, same-run over native Open MPI, bcast 16 KiB 1.52-1.55x against 1.87-1.94x as a
  * plain pipe (MCOLL_SHM_TRIAL=0). */
-static int mv_round(const mc_trial_t *tr, int pipe_unless_far, int stage)
+static int mv_round(const mc_shm_t *sh, const mc_trial_t *tr, size_t user, int pipe_unless_far, int stage)
 {
-    return !tr || pipe_unless_far != MV_STAGE_PIPE || !(stage & MV_STAGE_PIPE) || mc_trial_shares(tr, 2);
+    return !tr || pipe_unless_far != MV_STAGE_PIPE || !(stage & MV_STAGE_PIPE) ||
+           mc_trial_shares(tr, mv_nways(sh, user));
 }
 
 /* After direct_open: when to start the clock; NULL when the direct algorithm found every post
@@ -622,8 +635,12 @@ static mc_trial_t *mv_trial_start(mc_shm_t *sh, mc_trial_t *tr, int pipe_unless_
     return tr;
 }
 
+/* The staged way this call ran (the pipe read sh->stage_t). */
+static int mv_staged(const mc_shm_t *sh) { return sh->stage_t ? MV_WAY_STAGE_T : MV_WAY_STAGE; }
+
 static int mv_trial_end(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size_t user, int rc)
 {
+    sh->stage_t = 0;
     if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)user);
     return rc;
 }
@@ -712,9 +729,9 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
     size_t user = n * (size_t)p;
     double t0;
     mc_trial_t *tr = mv_trial(sh, MC_TRIAL_BCAST, user, pipe_unless_far, &stage);
-    int direct = mv_round(tr, pipe_unless_far, stage) && direct_open(sh, a->rbuf, n, NULL, stage);
+    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) && direct_open(sh, a->rbuf, n, NULL, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
-    if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, bcast_pipe(sh, a));
+    if (!direct) return mv_trial_end(sh, tr, mv_staged(sh), t0, user, bcast_pipe(sh, a));
     if (v == 0) {
         size_t len = line_part_start(n, p, 1);
         for (int i = 1; i < p && rc == MPI_SUCCESS; i++)
@@ -801,10 +818,10 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * 32 MiB here: the formula's C holds for them, not for the pull. */
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLGATHER ? mv_trial(sh, MC_TRIAL_ALLGATHER, user, pipe_unless_far, &stage) : NULL;
-    int direct = mv_round(tr, pipe_unless_far, stage) &&
+    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
                  direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
-    if (!direct) return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user, allgatherv_pipe(sh, a, b));
+    if (!direct) return mv_trial_end(sh, tr, mv_staged(sh), t0, user, allgatherv_pipe(sh, a, b));
     int way = MV_WAY_CMA;
     if (mc_shm_all_zero_copy(sh, 1)) {
         mc_trial_t *zt = zc_trial(sh, tr, user);
@@ -850,11 +867,11 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_GATHER, user, pipe_unless_far, &stage) : NULL;
     if ((stage & MV_STAGE_CMA) && !is_root) stage |= MV_POST_LOCAL;   /* the root never reads my post */
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
-    int direct = mv_round(tr, pipe_unless_far, stage) &&
+    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
                  direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
-        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+        return mv_trial_end(sh, tr, mv_staged(sh), t0, user,
                             gatherv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
@@ -880,11 +897,11 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     double t0;
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_SCATTER, user, pipe_unless_far, &stage) : NULL;
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
-    int direct = mv_round(tr, pipe_unless_far, stage) &&
+    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
                  direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
-        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+        return mv_trial_end(sh, tr, mv_staged(sh), t0, user,
                             scatterv_pipe(sh, a, b, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     if (!is_root) {
         size_t off = v ? peer_table(sh, root, r) : (size_t)r * b->count;
@@ -911,11 +928,11 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLTOALL ? mv_trial(sh, MC_TRIAL_ALLTOALL, user, pipe_unless_far, &stage) : NULL;
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
-    int direct = mv_round(tr, pipe_unless_far, stage) &&
+    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
                  direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
-        return mv_trial_end(sh, tr, MV_WAY_STAGE, t0, user,
+        return mv_trial_end(sh, tr, mv_staged(sh), t0, user,
                             alltoallv_pipe(sh, a, sb, rb, hint, pipe_unless_far == MV_HYBRID_UNLESS_FAR));
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
