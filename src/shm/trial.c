@@ -7,7 +7,10 @@
  * or CMA when the line-fetch latency says far). On an Intel Xeon VM (family 6 model 207; line
  * fetch 280-320 ns, so always "far") the streamed slices were the slowest way to reduce
  * (reduce 512 KiB-8 MiB 0.43-0.85x native, temporal 0.72-1.19x, CMA 0.94-1.54x) and CMA beat
- * every staged mover: the latency says how far the other core is, not which way pays.
+ * every staged mover: the latency says how far the other core is, not which way pays. And
+ * the movers' pipes stream their copy-ins in the hand-over band by rule, which won on the Zen 3
+ * VM one day and lost by 1.2-1.9x four days later in the same near state: there their trial
+ * times the pipe with temporal copy-ins as a third way (allgatherv/shm_common.c, mv_nways).
  *
  * Every rank of the region makes the same choice on the same call: a call's sample is the
  * largest of the ranks' times (the op's time; one rank's alone misleads: a reduce's non-root

@@ -999,7 +999,8 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     if (fast >= nways) {
-        if (rank == 0) printf("trial: %s of %zu per rank outside the hand-over band here: skipped\n", mc_coll_name(c), n);
+        if (rank == 0)
+            printf("trial: %s of %zu per rank not in the hand-over band: skipped\n", mc_coll_name(c), n);
         return;
     }
     unsigned behind = trial_behind(fast, nways);
@@ -1016,7 +1017,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t *m = mine + 3 * k, nt_mover = 0;
         if (mover) {
             m[1] = trial_mover(c, n, *it, &nt_mover);
-            if (trial_zc || (c != MC_SCAN && c != MC_EXSCAN)) m[0] = nt_mover;   /* scan's windows: test_far */
+            if (trial_zc || (c != MC_SCAN && c != MC_EXSCAN)) m[0] = nt_mover; /* scan's: test_far */
         } else {
             mcoll_stats_t st0, st1;
             mcoll_stats_get(name, &st0);

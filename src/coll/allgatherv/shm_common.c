@@ -83,7 +83,8 @@ static char *inline_buf(mc_shm_t *sh, int writer, size_t len) { return (char *)m
  * same-run ratio over native Open MPI, temporal against streaming copy-in: allgather 16 MiB
  * 1.59x against 1.74x, and 0.49-0.59x against 1.96-2.28x in the runs whose flag exchange
  * took 0.37 us (the state in which cross-core transfers are slow); bcast 32 MiB 1.21-1.46x
- * against 1.76-2.18x; alltoall 8 MiB 0.43-1.26x against 1.34-1.39x. */
+ * against 1.76-2.18x; alltoall 8 MiB 0.43-1.26x against 1.34-1.39x. In the band the movers'
+ * trial may choose temporal copy-ins instead (sh->stage_t, mv_nways). */
 static void pipe_write(mv_pipe_t *pp, size_t k)
 {
     mc_shm_t *sh = pp->sh;
