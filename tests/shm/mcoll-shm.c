@@ -990,9 +990,14 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     mc_shm_t *sh = ctx->shm;
     /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
     int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc ? 2 : 3, cma = mover ? 1 : 2;
-    /* the movers' user bytes (allgatherv/shm_common.c), by which they know the band */
-    size_t user = c == MC_ALLGATHER ? n * (size_t)size * (size_t)(size + 1) : 2 * n * (size_t)size;
-    int band = mover && !trial_zc && c != MC_SCAN && c != MC_EXSCAN && mc_handover_nt(user, SIZE_MAX, size);
+    /* the user bytes by which the movers (allgatherv/shm_common.c) and scan and exscan
+     * (mc_sr_scan) know the band */
+    int scan = c == MC_SCAN || c == MC_EXSCAN;
+    size_t user = c == MC_ALLGATHER ? n * (size_t)size * (size_t)(size + 1)
+                  : c == MC_EXSCAN  ? 2 * n * (size_t)(size - 1)
+                                    : 2 * n * (size_t)size;
+    int band = mover && !trial_zc && (c != MC_SCAN || user <= mc_cache_capacity(size)) &&
+               mc_handover_nt(user, SIZE_MAX, size);
     nways += band;
     if (!sh->cma && !trial_zc) {
         if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
@@ -1017,7 +1022,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         uint64_t *m = mine + 3 * k, nt_mover = 0;
         if (mover) {
             m[1] = trial_mover(c, n, *it, &nt_mover);
-            if (trial_zc || (c != MC_SCAN && c != MC_EXSCAN)) m[0] = nt_mover; /* scan's: test_far */
+            m[0] = nt_mover;
         } else {
             mcoll_stats_t st0, st1;
             mcoll_stats_get(name, &st0);
@@ -1040,9 +1045,10 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
             hi = ran > hi ? ran : hi;
         }
         /* the path: streaming stores only on the reductions' way 1 and in the band on the
-         * movers' way 0; CMA's direct protocol publishes 3 times per rank (posting round,
-         * results or parts, done) in the reductions, twice in the movers (posting round,
-         * done), staging more */
+         * movers' way 0 (scan's way 0 outside the band streams when a rank finds the node
+         * far: not checked); CMA's direct protocol publishes 3 times per rank (posting
+         * round, results or parts, done) in the reductions, twice in the movers (posting
+         * round, done), staging more */
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
         int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
         int staged = mover && want != cma, streamed = mover ? band && want == 0 : want == 1;
@@ -1051,7 +1057,8 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
          * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications */
         int path = trial_zc && mover ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
                    : trial_zc        ? (nt > 0) == (want == 0) && syncs == direct
-                                     : (nt > 0) == streamed && (plain || (syncs == direct) == (want == cma));
+                                     : ((scan && want == 0 && !band) || (nt > 0) == streamed) &&
+                                           (plain || (syncs == direct) == (want == cma));
         if (trial_pipe && staged) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
@@ -1123,13 +1130,18 @@ static void test_trial(void)
     trial_run(MC_ALLREDUCE, (size_t)4 << 10, 1, 1, &it);
     trial_run(MC_ALLREDUCE, (size_t)8 << 10, 0, 0, &it);
     trial_zc = 0;
-    /* scan and exscan: the staged windows (way 0) or the direct reads (way 1) */
+    /* scan and exscan: the staged windows (way 0) or the direct reads (way 1); in the band the
+     * windows with temporal stores too (way 2) */
     mcoll_set_alg("scan", "shm");
     mcoll_set_alg("exscan", "shm");
     trial_run(MC_SCAN, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_SCAN, (size_t)64 << 10, 0, 0, &it);
     trial_run(MC_EXSCAN, (size_t)32 << 10, 1, 1, &it);
     trial_run(MC_EXSCAN, (size_t)64 << 10, 0, 0, &it);
+    /* in the band (scan of 16 KiB, exscan of 128 KiB per rank at 2, 3 and 5 ranks with
+     * 32 KiB L1s and 512 KiB L2s) the windows with temporal stores (way 2) */
+    trial_run(MC_SCAN, (size_t)16 << 10, 2, 2, &it);
+    trial_run(MC_EXSCAN, (size_t)128 << 10, 2, 2, &it);
     /* from 8 KiB per rank (16 KiB over the ranks at 2 ranks) */
     trial_run(MC_SCAN, (size_t)8 << 10, 1, 1, &it);
     trial_run(MC_EXSCAN, (size_t)8 << 10, 0, 0, &it);

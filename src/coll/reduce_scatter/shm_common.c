@@ -1051,7 +1051,13 @@ static int scan_direct(mc_shm_t *sh, const mc_args_t *a, int exclusive, int nt)
     return rc;
 }
 
-enum { SCAN_WAY_STAGE, SCAN_WAY_DIRECT };
+/* In the hand-over band the windows have a third way: written with temporal stores where the
+ * rule streams them (SCAN_WAY_STAGE_T). On the Zen 3 VM near (2026-11-30, 2 ranks, malloc
+ * buffers, 2 launches each, streamed against temporal windows): scan 16 KiB 2.63 / 1.64 us,
+ * 64 KiB 6.57 / 5.12, 128 KiB 12.3-12.6 / 9.8; exscan 32 KiB 3.82 / 2.5, 128 KiB 11.8-12.1 /
+ * 8.5 - where four days earlier streaming had won (above); as the movers' pipes
+ * (allgatherv/shm_common.c, mv_nways). */
+enum { SCAN_WAY_STAGE, SCAN_WAY_DIRECT, SCAN_WAY_STAGE_T };
 
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
 {
@@ -1074,6 +1080,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
      * 2.3-2.5x streamed). */
     size_t user = 2 * n * ext * (size_t)(exclusive ? p - 1 : p);
     int handover_nt = (exclusive || user <= C) && mc_handover_nt(user, C, p);
+    int nways = (exclusive || user <= C) && mc_handover_nt(user, SIZE_MAX, p) ? 3 : 2;
     mc_red_t red;
     mc_red_init(&red, a);
     mc_shm_begin(sh);
@@ -1087,7 +1094,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
          * input over the ranks; without trials, when MCOLL_SHM_PATH asks for CMA or zero copy */
         if (mc_trials_on() && sh->cma)
             tr = mc_trial_of(sh, exclusive ? MC_TRIAL_EXSCAN : MC_TRIAL_SCAN, all, SCAN_TRIAL_MIN);
-        way = tr ? mc_trial_way(tr, 2)
+        way = tr ? mc_trial_way(tr, nways)
                  : mc_shm_path() == MC_PATH_CMA || mc_shm_path() == MC_PATH_ZERO ? SCAN_WAY_DIRECT : SCAN_WAY_STAGE;
         if (way == SCAN_WAY_DIRECT) {
             mc_shm_post(sh, 0, a->sbuf, n * ext);
@@ -1100,6 +1107,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
         mc_trial_collect(sh);
         t0 = tr ? mc_trial_clock() : 0;
         if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) handover_nt = 1;
+        if (way == SCAN_WAY_STAGE_T) handover_nt = 0;
         base = 2;
         /* the in-place vote binds even where mc_shm_direct_agreed waives staging votes */
         if (way == SCAN_WAY_DIRECT && mc_shm_direct_agreed(sh, 0) && !mc_shm_voted(sh, 0, MC_VOTE_STAGE)) {
@@ -1109,7 +1117,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             if (tr) mc_trial_done(sh, tr, SCAN_WAY_DIRECT, mc_trial_clock() - t0, (double)all);
             return rc;
         }
-        way = SCAN_WAY_STAGE; /* refused (in place, or a post out of reach): the windows */
+        if (way == SCAN_WAY_DIRECT) way = SCAN_WAY_STAGE; /* refused (in place, or a post out of reach) */
     } else if (writer && nwin) {
         mc_shm_quiesce(sh);
     }
