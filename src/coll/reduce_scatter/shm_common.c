@@ -1055,8 +1055,8 @@ static int scan_direct(mc_shm_t *sh, const mc_args_t *a, int exclusive, int nt)
  * rule streams them (SCAN_WAY_STAGE_T). On the Zen 3 VM near (2026-11-30, 2 ranks, malloc
  * buffers, 2 launches each, streamed against temporal windows): scan 16 KiB 2.63 / 1.64 us,
  * 64 KiB 6.57 / 5.12, 128 KiB 12.3-12.6 / 9.8; exscan 32 KiB 3.82 / 2.5, 128 KiB 11.8-12.1 /
- * 8.5 - where four days earlier streaming had won (above); as the movers' pipes
- * (allgatherv/shm_common.c, mv_nways). */
+ * 8.5 - where four days earlier streaming had won (README "Hand-overs stream between the L1s
+ * and the L2s"); as the movers' pipes (allgatherv/shm_common.c, mv_nways). */
 enum { SCAN_WAY_STAGE, SCAN_WAY_DIRECT, SCAN_WAY_STAGE_T };
 
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
