@@ -727,8 +727,10 @@ static void far_scan(int far, int it)
 
 /* Near, what a writer hands another core through the region streams while the call's
  * buffers lie between the cores' L1s and L2s (hwloc's topology): a bcast pipe of 64 KiB (the
- * root's m bytes), an exscan of 64 KiB (p - 1 writers); a bcast pipe of a quarter of an L1
- * (within the L1s) or of 4 MiB (beyond the L2s, below the cache capacity) streams nothing. */
+ * root's m bytes), an exscan of 64 KiB (p - 1 writers), an allgather pipe of 16 KiB blocks
+ * (every rank's block); a bcast pipe of a quarter of an L1 (within the L1s) or of 4 MiB
+ * (beyond the L2s, below the cache capacity) streams nothing, nor do pipes of blocks under
+ * 16 KiB in the band (allgather of 12 KiB, alltoall of 8 KiB blocks at 2 ranks). */
 static void near_handover(void)
 {
     mc_topo_t t;
@@ -740,7 +742,10 @@ static void near_handover(void)
         {MC_BCAST, "shm_pipe", m, 1, band ? m : 0},
         {MC_EXSCAN, "shm", m / 8, 8, band ? (p - 1) * m : 0},
         {MC_BCAST, "shm_pipe", l1 / 4, 1, 0},
-        {MC_BCAST, "shm_pipe", big, 1, 0}};
+        {MC_BCAST, "shm_pipe", big, 1, 0},
+        {MC_ALLGATHER, "shm_pipe", 16384, 1, in_band(pipe_user(MC_ALLGATHER, 16384)) ? p * 16384 : 0},
+        {MC_ALLGATHER, "shm_pipe", 12288, 1, 0},
+        {MC_ALLTOALL, "shm_pipe", 8192, 1, 0}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const char *name = mc_coll_name(cs[i].c);
         if (cs[i].n * cs[i].unit * 2 * p > mc_cache_capacity(size)) continue;

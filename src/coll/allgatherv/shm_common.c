@@ -35,6 +35,11 @@ static size_t slice_of(size_t cap, size_t hint)
 }
 
 /* ================================================================ pipe engine */
+/* The block size per rank from which the pipes' calls go direct on a far node, take the
+ * trial (far_direct; scatter's and gather's from MV_TRIAL_ROOTED), and stream their copy-ins
+ * in the hand-over band (pipe_steps). */
+#define MV_FAR_DIRECT ((size_t)16 << 10)
+
 /* A writer's channel: its bytes go through nbuf buffers of the region (shm, shm + slice,
  * ...), slice k in buffer k % nbuf; `reader` reads it (-1: every other rank). */
 typedef struct {
@@ -138,8 +143,16 @@ static void pipe_steps(mv_pipe_t *pp)
     size_t K = max_sz(max_sz(kout, kl), kin ? kin + 1 : 0);
     int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
     for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
-    /* the band by the user bytes: a small message's slices are larger than the message */
-    pp->nt_in = pp->W > pp->C || (!sh->stage_t && mc_handover_nt(pp->user, pp->C, sh->p));
+    /* the band by the user bytes (a small message's slices are larger than the message), for
+     * blocks the trial may time (MV_FAR_DIRECT): under them the band's streamed copy-ins lost
+     * on both days measured (Zen 3 VM near, 2 ranks, same-run over native Open MPI: alltoall
+     * of 8 KiB 2.2x -> 1.8-1.9x on 2026-11-26; on 2026-11-30, 2 launches each, streamed /
+     * temporal, allgather of 12 KiB 2.39-2.44 / 1.47-1.48 us, alltoall of 10-12 KiB
+     * 2.15-2.74 / 1.29-1.45), while the band's larger blocks went either way (mv_nways) */
+    size_t longest = 0;
+    for (int c = 0; c < pp->nout; c++) longest = max_sz(longest, pp->out[c].len);
+    pp->nt_in = pp->W > pp->C ||
+                (!sh->stage_t && longest >= MV_FAR_DIRECT && mc_handover_nt(pp->user, pp->C, sh->p));
     if (kout && inl) mc_shm_quiesce_inline(sh);
     else if (kout) mc_shm_quiesce(sh);
     for (size_t k = 0; k < K; k++) {
@@ -226,7 +239,6 @@ static size_t blk_total(const mc_blk_t *b, int p)
  * larger than gather's, whose pipe has the size as a hint: 1.05-1.31x at 256-512 KiB). */
 #define MV_HYBRID_MIN ((size_t)64 << 10)
 #define MV_HYBRID_GATHER ((size_t)256 << 10)
-#define MV_FAR_DIRECT ((size_t)16 << 10)
 static int direct_nt(mc_shm_t *sh, size_t user_bytes);
 
 /* user: the call's user bytes for blocks of len; near, blocks from upper take the pipe
