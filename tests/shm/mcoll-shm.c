@@ -729,8 +729,8 @@ static void far_scan(int far, int it)
  * buffers lie between the cores' L1s and L2s (hwloc's topology): a bcast pipe of 64 KiB (the
  * root's m bytes), an exscan of 64 KiB (p - 1 writers), an allgather pipe of 16 KiB blocks
  * (every rank's block); a bcast pipe of a quarter of an L1 (within the L1s) or of 4 MiB
- * (beyond the L2s, below the cache capacity) streams nothing, nor do pipes of blocks under
- * 16 KiB in the band (allgather of 12 KiB, alltoall of 8 KiB blocks at 2 ranks). */
+ * (beyond the L2s, below the cache capacity) streams nothing (pipes of smaller blocks:
+ * small_handover). */
 static void near_handover(void)
 {
     mc_topo_t t;
@@ -743,9 +743,7 @@ static void near_handover(void)
         {MC_EXSCAN, "shm", m / 8, 8, band ? (p - 1) * m : 0},
         {MC_BCAST, "shm_pipe", l1 / 4, 1, 0},
         {MC_BCAST, "shm_pipe", big, 1, 0},
-        {MC_ALLGATHER, "shm_pipe", 16384, 1, in_band(pipe_user(MC_ALLGATHER, 16384)) ? p * 16384 : 0},
-        {MC_ALLGATHER, "shm_pipe", 12288, 1, 0},
-        {MC_ALLTOALL, "shm_pipe", 8192, 1, 0}};
+        {MC_ALLGATHER, "shm_pipe", 16384, 1, in_band(pipe_user(MC_ALLGATHER, 16384)) ? p * 16384 : 0}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const char *name = mc_coll_name(cs[i].c);
         if (cs[i].n * cs[i].unit * 2 * p > mc_cache_capacity(size)) continue;
@@ -776,6 +774,33 @@ static void near_handover(void)
         if (rank == 0)
             printf("FAIL near: zero-copy allreduce of 64 KiB streamed %llu bytes, expected %zu (pushed)\n",
                    (unsigned long long)sum, p * m);
+    }
+}
+
+/* Pipes of blocks under 16 KiB in the band hand over with temporal stores near
+ * (near_handover) and stream far, as every hand-over in the band: allgather of 12 KiB blocks
+ * (every rank's block), alltoall of 8 KiB blocks (p - 1 per rank). */
+static void small_handover(int far)
+{
+    size_t p = (size_t)size;
+    const struct { mc_coll_t c; size_t n, streamed; } cs[] = {
+        {MC_ALLGATHER, 12288, p * 12288}, {MC_ALLTOALL, 8192, p * (p - 1) * 8192}};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const char *name = mc_coll_name(cs[i].c);
+        size_t want = far && in_band(pipe_user(cs[i].c, cs[i].n)) ? cs[i].streamed : 0;
+        mcoll_set_alg(name, "shm_pipe");
+        call(cs[i].c, cs[i].n); /* warm */
+        uint64_t before = mc_nt_bytes, mine, sum = 0;
+        call(cs[i].c, cs[i].n);
+        mine = mc_nt_bytes - before;
+        mcoll_set_alg(name, "auto");
+        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (sum != want) {
+            fails++;
+            if (rank == 0)
+                printf("FAIL %s: %s shm_pipe of %zu KiB blocks streamed %llu bytes, expected %zu\n",
+                       far ? "far" : "near", name, cs[i].n >> 10, (unsigned long long)sum, want);
+        }
     }
 }
 
@@ -877,6 +902,7 @@ static void test_far(void)
     far_recheck_v(far, cma, it + 100000);
     far_scan(far, it + 200000);
     if (!far) near_handover();
+    small_handover(far);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);
 }
 

@@ -143,16 +143,17 @@ static void pipe_steps(mv_pipe_t *pp)
     size_t K = max_sz(max_sz(kout, kl), kin ? kin + 1 : 0);
     int inl = 1;   /* only this op's STEP lines are written: the ring lets them go earlier */
     for (int c = 0; c < pp->nout; c++) inl &= mc_shm_is_inline(sh, pp->out[c].shm);
-    /* the band by the user bytes (a small message's slices are larger than the message), for
-     * blocks the trial may time (MV_FAR_DIRECT): under them the band's streamed copy-ins lost
-     * on both days measured (Zen 3 VM near, 2 ranks, same-run over native Open MPI: alltoall
-     * of 8 KiB 2.2x -> 1.8-1.9x on 2026-11-26; on 2026-11-30, 2 launches each, streamed /
-     * temporal, allgather of 12 KiB 2.39-2.44 / 1.47-1.48 us, alltoall of 10-12 KiB
-     * 2.15-2.74 / 1.29-1.45), while the band's larger blocks went either way (mv_nways) */
+    /* the band by the user bytes (a small message's slices are larger than the message), near
+     * for blocks the trial may time (MV_FAR_DIRECT) only: under them the band's streamed
+     * copy-ins lost on both days measured (Zen 3 VM near, 2 ranks, same-run over native Open
+     * MPI: alltoall of 8 KiB 2.2x -> 1.8-1.9x on 2026-11-26; on 2026-11-30, 2 launches each,
+     * streamed / temporal, allgather of 12 KiB 2.39-2.44 / 1.47-1.48 us, alltoall of 10-12 KiB
+     * 2.15-2.74 / 1.29-1.45), while the band's larger blocks went either way (mv_nways); far,
+     * where lines left in the writer's cache cross slowly (latency.c), all of them stream */
     size_t longest = 0;
     for (int c = 0; c < pp->nout; c++) longest = max_sz(longest, pp->out[c].len);
-    pp->nt_in = pp->W > pp->C ||
-                (!sh->stage_t && longest >= MV_FAR_DIRECT && mc_handover_nt(pp->user, pp->C, sh->p));
+    pp->nt_in = pp->W > pp->C || (!sh->stage_t && mc_handover_nt(pp->user, pp->C, sh->p) &&
+                                  (longest >= MV_FAR_DIRECT || mc_shm_far(sh)));
     if (kout && inl) mc_shm_quiesce_inline(sh);
     else if (kout) mc_shm_quiesce(sh);
     for (size_t k = 0; k < K; k++) {
