@@ -725,6 +725,21 @@ static void far_scan(int far, int it)
     MPI_Comm_free(&c);
 }
 
+/* The streamed bytes of one call of c forced to alg (n units), summed over the ranks, after
+ * a warm-up call. */
+static uint64_t streamed_by(mc_coll_t c, const char *alg, size_t n)
+{
+    const char *name = mc_coll_name(c);
+    mcoll_set_alg(name, alg);
+    call(c, n); /* warm */
+    uint64_t before = mc_nt_bytes, mine, sum = 0;
+    call(c, n);
+    mine = mc_nt_bytes - before;
+    mcoll_set_alg(name, "auto");
+    PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return sum;
+}
+
 /* Near, what a writer hands another core through the region streams while the call's
  * buffers lie between the cores' L1s and L2s (hwloc's topology): a bcast pipe of 64 KiB (the
  * root's m bytes), an exscan of 64 KiB (p - 1 writers), an allgather pipe of 16 KiB blocks
@@ -747,13 +762,7 @@ static void near_handover(void)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const char *name = mc_coll_name(cs[i].c);
         if (cs[i].n * cs[i].unit * 2 * p > mc_cache_capacity(size)) continue;
-        mcoll_set_alg(name, cs[i].alg);
-        call(cs[i].c, cs[i].n); /* warm */
-        uint64_t before = mc_nt_bytes, mine, sum = 0;
-        call(cs[i].c, cs[i].n);
-        mine = mc_nt_bytes - before;
-        mcoll_set_alg(name, "auto");
-        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        uint64_t sum = streamed_by(cs[i].c, cs[i].alg, cs[i].n);
         if (sum != cs[i].want) {
             fails++;
             if (rank == 0)
@@ -786,20 +795,14 @@ static void small_handover(int far)
     const struct { mc_coll_t c; size_t n, streamed; } cs[] = {
         {MC_ALLGATHER, 12288, p * 12288}, {MC_ALLTOALL, 8192, p * (p - 1) * 8192}};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const char *name = mc_coll_name(cs[i].c);
         size_t want = far && in_band(pipe_user(cs[i].c, cs[i].n)) ? cs[i].streamed : 0;
-        mcoll_set_alg(name, "shm_pipe");
-        call(cs[i].c, cs[i].n); /* warm */
-        uint64_t before = mc_nt_bytes, mine, sum = 0;
-        call(cs[i].c, cs[i].n);
-        mine = mc_nt_bytes - before;
-        mcoll_set_alg(name, "auto");
-        PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        uint64_t sum = streamed_by(cs[i].c, "shm_pipe", cs[i].n);
         if (sum != want) {
             fails++;
             if (rank == 0)
-                printf("FAIL %s: %s shm_pipe of %zu KiB blocks streamed %llu bytes, expected %zu\n",
-                       far ? "far" : "near", name, cs[i].n >> 10, (unsigned long long)sum, want);
+                printf("FAIL %s: %s pipe of %zu KiB blocks streamed %llu bytes, expected %zu\n",
+                       far ? "far" : "near", mc_coll_name(cs[i].c), cs[i].n >> 10, (unsigned long long)sum,
+                       want);
         }
     }
 }
