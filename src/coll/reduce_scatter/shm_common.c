@@ -1079,8 +1079,8 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
      * temporal against 3.0-3.3x, 6.2-7.0x streamed; exscan 32-64 MiB 1.4-2.1x temporal against
      * 2.3-2.5x streamed). */
     size_t user = 2 * n * ext * (size_t)(exclusive ? p - 1 : p);
-    int handover_nt = (exclusive || user <= C) && mc_handover_nt(user, C, p);
-    int nways = (exclusive || user <= C) && mc_handover_nt(user, SIZE_MAX, p) ? 3 : 2;
+    int band = (exclusive || user <= C) && mc_handover_nt(user, SIZE_MAX, p);
+    int handover_nt = band || (exclusive && user > C), nways = band ? 3 : 2;
     mc_red_t red;
     mc_red_init(&red, a);
     mc_shm_begin(sh);
