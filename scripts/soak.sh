@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # make soak: mcoll-soak with fresh seeds over a matrix of configurations until the time is up
 # (MINUTES, default 30) - the randomized check CI cannot afford. CI's soak_* tests replay fixed
-# seeds in ten configurations; this draws new seeds (SEED, default from the clock) and cycles
-# through the settings that change which algorithm and data path a call takes: rank counts
-# 2-8, virtual nodes (tcp between them too), virtual sockets, a far node, a small region, no
-# pool, forced data paths, no trials, the other selection and models, a small cache capacity
-# and slice, no small-message path, the scalar copy kernel, MCOLL_INT_MAX. With ASAN=1 the
-# ASan+UBSan build (build-asan) takes every fourth run, with MPICH=1 the MPICH build
-# (build-mpich, 2-3 ranks: it busy-polls) every fourth. Every run is one log line in
-# OUT/log.txt (default soak-out); a failure also writes OUT/fail-<seed>.txt with the command
-# that replays it (from the repository's top) and the output's tail. Exit status 1 when any
-# run failed.
+# seeds in a dozen configurations; this draws new seeds (SEED, default from the clock) and
+# cycles through the settings that change which algorithm and data path a call takes: rank
+# counts 2-8, virtual nodes (tcp between them too), virtual sockets, a far node, a small
+# region, no pool, forced data paths, no trials, the other selection and models, a small
+# cache capacity and slice, no small-message path, the scalar copy kernel, MCOLL_INT_MAX,
+# adoption of malloc blocks (MCOLL_SHM_ADOPT). With ASAN=1 the ASan+UBSan build (build-asan)
+# takes every fourth run, with MPICH=1 the MPICH build (build-mpich, 2-3 ranks: it
+# busy-polls) every fourth. Every run is one log line in OUT/log.txt (default soak-out); a
+# failure also writes OUT/fail-<seed>.txt with the command that replays it (from the
+# repository's top) and the output's tail. Exit status 1 when any run failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-${MINUTES:-30}}
@@ -20,7 +20,9 @@ iters=${ITERS:-400}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 mkdir -p "$out"
-# per build: "ranks|environment" (space-separated k=v)
+# per build: "ranks|environment" (space-separated k=v); adoption (MCOLL_SHM_ADOPT) takes glibc
+# blocks of 128 KiB and more that are mappings of their own: a fixed mmap threshold keeps them so
+adopt_env=GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072
 ompi=("2|" "3|" "5|" "8|" "4|MCOLL_VNODE_SIZE=2" "7|MCOLL_VNODE_SIZE=3" "8|MCOLL_VNODE_SIZE=3"
       "4|OMPI_MCA_btl=tcp,self OMPI_MCA_pml=ob1 MCOLL_VNODE_SIZE=2" "3|MCOLL_VNODE_SIZE=1"
       "4|MCOLL_VSOCKET_SIZE=2" "3|MCOLL_VSOCKET_SIZE=2" "6|MCOLL_VNODE_SIZE=2 MCOLL_VSOCKET_SIZE=1"
@@ -29,10 +31,11 @@ ompi=("2|" "3|" "5|" "8|" "4|MCOLL_VNODE_SIZE=2" "7|MCOLL_VNODE_SIZE=3" "8|MCOLL
       "3|MCOLL_SHM_PATH=cma" "3|MCOLL_SHM_PATH=copy" "4|MCOLL_SHM_TRIAL=0" "2|MCOLL_SHM_CMA_FAST=1"
       "4|MCOLL_SELECT=table" "4|MCOLL_MODEL=hockney" "3|MCOLL_MODEL=loggp MCOLL_VNODE_SIZE=1"
       "3|MCOLL_SHM_CACHE=1M" "4|MCOLL_SHM_SLICE=4K" "3|MCOLL_SHM_SMALL=0" "3|MCOLL_SHM_NT=scalar"
-      "3|MCOLL_INT_MAX=1000" "5|MCOLL_SHM=0")
+      "3|MCOLL_INT_MAX=1000" "5|MCOLL_SHM=0" "3|MCOLL_SHM_ADOPT=1 $adopt_env" "4|MCOLL_SHM_ADOPT=2 $adopt_env")
 asan=("3|" "4|MCOLL_VNODE_SIZE=2" "5|MCOLL_VSOCKET_SIZE=2" "3|MCOLL_SHM_FAR_NS=1"
       "2|MCOLL_SHM_SIZE=64K" "4|MCOLL_SHM_PATH=cma")
-mpich=("2|" "3|" "2|MCOLL_VNODE_SIZE=1" "3|MCOLL_SHM_FAR_NS=1" "2|MCOLL_SHM_PATH=cma")
+mpich=("2|" "3|" "2|MCOLL_VNODE_SIZE=1" "3|MCOLL_SHM_FAR_NS=1" "2|MCOLL_SHM_PATH=cma"
+       "2|MCOLL_SHM_ADOPT=1 $adopt_env")
 need() { [ -x "$1/bin/mcoll-soak" ] || { echo "soak: no $1/bin/mcoll-soak ($2)"; exit 2; }; }
 need build make
 [ "${ASAN:-0}" = 1 ] && need build-asan "make check-asan"

@@ -86,6 +86,7 @@ static peer_t *peer;            /* npeer entries, at least NPEER once any was ma
 static int npeer;
 static uint64_t tick, seq, nonce_word;
 static unsigned misses;
+static unsigned long made;       /* adoptions since the start (mc_adopt_counts) */
 static int broken;               /* the map_files check failed on a fresh adoption: off for good */
 static _Atomic uint64_t epoch;   /* posts by this process (mc_adopt_tick) */
 static pid_t owner_pid;          /* the process whose adoptions `own` holds */
@@ -358,6 +359,7 @@ int mc_adopt_lookup(const void *buf, size_t len, uint64_t *id, int64_t *off)
                 *id = slot->id;
                 *off = (int64_t)(b - lo);
                 hit = 1;
+                made++;
                 c->buf = 0;
                 c->tick = 0;
             }
@@ -474,13 +476,15 @@ static void fork_child(void)
     peer = NULL;
     npeer = 0;
     owner_pid = 0;
+    made = 0;
     pthread_mutex_init(&lock, NULL);
 }
 
-void mc_adopt_counts(int *owned, int *peers)
+void mc_adopt_counts(int *owned, int *peers, unsigned long *made_out)
 {
     pthread_mutex_lock(&lock);
     *owned = *peers = 0;
+    *made_out = made;
     for (int i = 0; i < NADOPT; i++) *owned += own[i].hi != 0;
     for (int i = 0; i < npeer; i++) *peers += peer[i].base != NULL;
     pthread_mutex_unlock(&lock);

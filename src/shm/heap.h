@@ -46,8 +46,9 @@ void *mc_adopt_translate(pid_t pid, uint64_t id, int64_t off, size_t len);
 void mc_adopt_tick(void);
 /* Maps len bytes (0: all, *size gets it) of the memfd (pid, id) names (heap or adopted). */
 char *mc_heap_map_id(pid_t pid, uint64_t id, size_t len, size_t *size);
-/* For tests: adoptions this process holds, peers' adopted ranges it maps. */
-void mc_adopt_counts(int *owned, int *peers);
+/* For tests: adoptions this process holds, peers' adopted ranges it maps, adoptions it made
+ * since it started (dropped ones included). */
+void mc_adopt_counts(int *owned, int *peers, unsigned long *made);
 
 /* For tests: segments, live blocks and free extents; 0 when every internal invariant holds
  * (extents sorted, disjoint, coalesced; blocks and extents tile each segment exactly). */

@@ -234,11 +234,14 @@ int main(int argc, char **argv)
         free(x);
     }
     int own = 0, peers = 0;
-    mc_adopt_counts(&own, &peers);
+    unsigned long made = 0;
+    mc_adopt_counts(&own, &peers, &made);
     EXPECT(adopted_blocks == mapped, "%d of %d mapped blocks adopted", adopted_blocks, mapped);
     if (adopting) EXPECT(mapped >= 70, "only %d of 80 blocks were mappings of their own", mapped);
     EXPECT(peers <= 64, "%d peer mappings kept", peers);
     EXPECT(own <= 16, "%d adoptions kept", own);
+    EXPECT(made >= (unsigned long)adopted_blocks, "%lu adoptions counted, %d blocks adopted", made,
+           adopted_blocks);
 
     long total = 0;
     MPI_Reduce(&fails, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -8,7 +8,8 @@
  * rank its own send and receive type of one signature: int, a vector with holes, a resized int
  * with a gap), the op and its type (every predefined class, MAXLOC pairs, a commutative and a
  * non-commutative user op), the root, in place, v-counts with zero blocks and displacements in
- * a shuffled order with gaps, buffers from malloc or from the shared heap, misaligned starts.
+ * a shuffled order with gaps, buffers from malloc or from the shared heap, misaligned starts,
+ * or exact malloc blocks (--exact-share of the malloc calls: what MCOLL_SHM_ADOPT adopts).
  * So the calls follow one another in mixes the plan never makes: what one call leaves in the
  * node region, the pools, the trials' schedules and the repeated-call path meets the next.
  *
@@ -21,9 +22,11 @@
  * order of reduction cannot differ; the non-commutative op is exact too (affine maps mod 2^32).
  * Exscan's result on rank 0 is undefined and not compared.
  *
- * Usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100] [--verbose]
+ * Usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100]
+ *                   [--exact-share 0..100] [--verbose]
  * Prints "FAIL soak ..." for each difference (the call's full description: rerun with the same
  * seed to reproduce) and "PASSED" with a count of the algorithms that ran. */
+#include "shm/heap.h" /* mc_adopt_counts: how many exact blocks MCOLL_SHM_ADOPT adopted */
 #include <mcoll.h>
 #include <mpi.h>
 #include <signal.h>
@@ -34,7 +37,7 @@
 #include <unistd.h>
 
 static uint64_t seed = 1;
-static int wrank, wsize, verbose, fails, heap_share = 30, native_mpich;
+static int wrank, wsize, verbose, fails, heap_share = 30, exact_share = 15, native_mpich;
 static size_t max_bytes = 4u << 20;
 static char label[1024];
 
@@ -261,22 +264,26 @@ static void fill_base(void *p, size_t n, int base, int vals, int r, int buf)
 
 /* ---------------------------------------------------------------- buffers */
 /* Two sets per call: A for mcoll (malloc or the shared heap), B for the native MPI. Each
- * buffer has guard zones before and after, filled like the rest and compared. */
+ * buffer has guard zones before and after, filled like the rest and compared - but for the
+ * exact ones: a malloc block of the data bytes alone, as a program allocates its buffers,
+ * which is what MCOLL_SHM_ADOPT may adopt (a post must cover the block). */
 enum { GUARD = 64 };
 typedef struct {
     unsigned char *base;
-    size_t len; /* bytes between the guards */
-    size_t off; /* misalignment of the start */
+    size_t len;   /* bytes between the guards */
+    size_t off;   /* misalignment of the start */
+    size_t guard; /* GUARD, or 0 for an exact block */
     int heap;
 } buf_t;
 static void *at(buf_t *b)
 {
-    return b->base + GUARD + b->off;
+    return b->base + b->guard + b->off;
 }
-static void buf_make(buf_t *b, size_t len, int heap, size_t off)
+static void buf_make(buf_t *b, size_t len, int heap, int exact, size_t off)
 {
-    size_t total = len + off + 2 * GUARD;
-    b->len = len, b->off = off, b->heap = heap;
+    b->guard = exact ? 0 : GUARD, b->off = exact ? 0 : off;
+    size_t total = len + b->off + 2 * b->guard;
+    b->len = len, b->heap = heap;
     b->base = heap ? mcoll_malloc(total) : malloc(total);
     if (!b->base) {
         printf("FAIL soak: out of memory (%zu bytes)\n", total);
@@ -293,7 +300,7 @@ static void buf_free(buf_t *b)
 }
 static size_t buf_total(const buf_t *b)
 {
-    return b->len + b->off + 2 * GUARD;
+    return b->len + b->off + 2 * b->guard;
 }
 
 /* ---------------------------------------------------------------- communicators */
@@ -350,7 +357,7 @@ static const char *coll_names[NCOLL] = {
     "alltoall",  "alltoallv",  "scan",   "exscan"};
 
 typedef struct {
-    int coll, ci, p, r, root, inplace, fam, nat_first, radix, heap, reps;
+    int coll, ci, p, r, root, inplace, fam, nat_first, radix, heap, exact, reps;
     long seg;
     MPI_Comm comm;
     long n;          /* ints (movers, even in the int family), bytes/doubles, or reduction elements */
@@ -474,7 +481,7 @@ static void describe(const call_t *c, const char *alg)
              c->inplace ? " in place" : "", c->nat_first ? "native" : "mcoll");
     size_t l = strlen(label);
     snprintf(label + l, sizeof label - l, " segsize %ld radix %d %s x%d", c->seg, c->radix,
-             c->heap ? "heap" : "malloc", c->reps);
+             c->heap ? "heap" : c->exact ? "malloc exact" : "malloc", c->reps);
     if (c->coll == REDUCE_SCATTER) list_ints(" counts", c->cnt, c->p);
     if (c->coll == SCATTERV || c->coll == ALLTOALLV)
         list_ints(" sendcounts", c->scnt, c->p), list_ints(" sdispls", c->sdsp, c->p);
@@ -486,10 +493,10 @@ static void describe(const call_t *c, const char *alg)
 static void compare(const call_t *c, int rep, const char *what, const buf_t *a, const buf_t *b,
                     size_t skip_from, size_t skip_to)
 {
-    size_t n = buf_total(a), lo = GUARD + a->off + skip_from, hi = GUARD + a->off + skip_to;
+    size_t n = buf_total(a), lo = a->guard + a->off + skip_from, hi = a->guard + a->off + skip_to;
     for (size_t i = 0; i < n; i++)
         if ((i < lo || i >= hi) && a->base[i] != b->base[i]) {
-            long pos = (long)i - GUARD - (long)a->off;
+            long pos = (long)i - (long)a->guard - (long)a->off;
             if (fails++ < 20)
                 printf("FAIL soak %s rep %d: %s byte %ld of %zu: mcoll 0x%02x, native 0x%02x (%s ran)\n",
                        label, rep, what, pos, a->len, a->base[i], b->base[i],
@@ -697,11 +704,12 @@ static void one_call(int ci, MPI_Comm comm)
     /* buffers: A (mcoll) in the heap for some calls, B (native) from malloc; same contents.
      * Some calls repeat on the same buffers with new data (mcoll's repeated-call path). */
     c.heap = chance(13, heap_share), c.reps = chance(16, 20) ? 2 + pick(17, 3) : 1;
+    c.exact = !c.heap && chance(18, exact_share);
     size_t al = c.ro ? 8 : c.fam == F_BYTE ? 1 : c.fam == F_INT ? 4 : 8;
     size_t soff = al * (size_t)pick(14, 8), roff = al * (size_t)pick(15, 8);
     buf_t sa, sbn, ra, rbn;
-    buf_make(&sa, slen, c.heap, soff), buf_make(&sbn, slen, 0, soff);
-    buf_make(&ra, rlen, c.heap, roff), buf_make(&rbn, rlen, 0, roff);
+    buf_make(&sa, slen, c.heap, c.exact, soff), buf_make(&sbn, slen, 0, c.exact, soff);
+    buf_make(&ra, rlen, c.heap, c.exact, roff), buf_make(&rbn, rlen, 0, c.exact, roff);
     describe(&c, alg);
     if (verbose > 1 && wrank == 0) printf("%s\n", label);
     for (int rep = 0; rep < c.reps; rep++) run_both(&c, rep, &sa, &sbn, &ra, &rbn);
@@ -735,10 +743,13 @@ int main(int argc, char **argv)
             max_bytes = (size_t)atol(v), i++;
         else if (v && !strcmp(a, "--heap-share"))
             heap_share = atoi(v), i++;
+        else if (v && !strcmp(a, "--exact-share"))
+            exact_share = atoi(v), i++;
         else {
             fprintf(
                 stderr,
-                "usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100] [--verbose]\n");
+                "usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100]"
+                " [--exact-share 0..100] [--verbose]\n");
             return 2;
         }
     }
@@ -770,6 +781,10 @@ int main(int argc, char **argv)
         if (mcoll_stats_get(coll_names[k], &st) == MPI_SUCCESS) repeats += (long)st.repeats;
     }
     PMPI_Reduce(&repeats, &rep_all, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    int owned, peers;
+    unsigned long made, made_all = 0;
+    mc_adopt_counts(&owned, &peers, &made);
+    PMPI_Reduce(&made, &made_all, 1, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(ran, all, NCOLL * (MAXALG + 1), MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     int total_fails = 0;
     PMPI_Reduce(&fails, &total_fails, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -785,6 +800,7 @@ int main(int argc, char **argv)
             printf("\n");
         }
         printf("  repeated-call path taken %ld times\n", rep_all);
+        printf("  malloc blocks adopted %lu\n", made_all);
         printf(total_fails ? "FAIL soak: %d differences\n" : "PASSED\n", total_fails);
     }
     for (int c = C_REV; c < NCOMM; c++)
