@@ -47,6 +47,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_TRIAL", MC_CFG_INT, "1", "1: on ordinary buffers of 32 KiB or more the direct algorithms time their calls and keep to the fastest way: the reductions' (the default from 64 KiB at 2 ranks) staging with temporal stores, staging with streaming stores or CMA, the uniform data movers' staging through their pipes or CMA, the zero-copy allgather's pull or push and the zero-copy allreduce's push or pull, scan's and exscan's windows or direct reads (from 8 KiB per rank and 16 KiB over the ranks) (their pipes' calls of 16 KiB per rank or more, scatter's and gather's from 8 KiB, take the same trial, through the direct algorithm's posting round, which the calls it sends down the pipe skip but while sharing samples); the others are tried in bursts of 3 calls every 64 (a way 1.5x behind every 16th time); 0: the fixed rules (by sizes and the node's distance)"},
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_SHM_ADOPT", MC_CFG_INT, "0", "k > 0: the k-th time a malloc block of 128 KiB or more (a glibc mmap'd chunk) is posted whole to a shared-memory collective, its pages move into shared memory at the same address, so peers reach it without a copy from then on (each later post checks it is still that mapping); 0: never (README, Data paths)"},
+    {"MCOLL_SHM_SPIN", MC_CFG_INT, "0", "spins (pause instructions) before a shared-memory wait yields the core; 0: 256, or 4 once a communicator has more ranks on this node than it has online CPUs (oversubscribed)"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
     {"MCOLL_MALLOC_MIN", MC_CFG_SIZE, "64K", "with libmcoll-malloc.so preloaded: smallest malloc served from the shared heap (0 = none)"},
@@ -128,6 +129,7 @@ static void load_shm(const char *name, const char *val)
     else if (!strcmp(name, "MCOLL_SHM_FAR_NS")) cfg.shm_far_ns = count_or(name, val, 100);
     else if (!strcmp(name, "MCOLL_SHM_TRIAL")) cfg.shm_trial = atoi(val) != 0;
     else if (!strcmp(name, "MCOLL_SHM_ADOPT")) cfg.shm_adopt = count_or(name, val, 0);
+    else if (!strcmp(name, "MCOLL_SHM_SPIN")) cfg.shm_spin = count_or(name, val, 0);
     else if (!strcmp(name, "MCOLL_VSOCKET_SIZE")) cfg.vsocket_size = atoi(val);
     else if (!strcmp(name, "MCOLL_HEAP_SIZE")) cfg.heap_size = size_or(name, val, 64L << 30);
     else if (!strcmp(name, "MCOLL_HEAP_RETAIN")) cfg.heap_retain = size_or(name, val, 128L << 20);

@@ -37,6 +37,7 @@ typedef struct mc_config {
     long shm_far_ns;            /* line-fetch latency above which the node is far, 0 = never */
     int shm_trial;              /* 1: the direct algorithms time their ways (shm/trial.c) */
     long shm_adopt;             /* adopt a malloc block at its k-th post (adopt.c), 0 = never */
+    long shm_spin;              /* spins before a wait yields, 0 = by oversubscription (sync.c) */
     int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */

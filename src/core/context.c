@@ -179,8 +179,9 @@ static int split_nodes(mc_ctx_t *c)
     int k = mc_cfg()->vnode_size, rc, n = 0;
     rc = PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &shm);
     if (rc != MPI_SUCCESS) return rc;
+    PMPI_Comm_size(shm, &n);
+    mc_shm_note_host_ranks(n);
     if (k <= 0) {
-        PMPI_Comm_size(shm, &n);
         if (n == c->size) { /* one node (every rank sees it so) */
             PMPI_Comm_free(&shm);
             shm = comm;

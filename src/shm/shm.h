@@ -391,6 +391,11 @@ void mc_shm_fan_end(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */
 void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);
+/* A communicator has n ranks on this node (MPI_COMM_TYPE_SHARED): more of them than online
+ * CPUs shorten the waits' spins (sync.c, MCOLL_SHM_SPIN). */
+void mc_shm_note_host_ranks(int n);
+/* The spins in force: MCOLL_SHM_SPIN, or 256, 4 when oversubscribed, 1 on one CPU. */
+int mc_shm_spin_limit(void);
 /* mc_wait_flag on flag line f whose inline payload of len bytes is read next: a payload
  * that reaches the line's second cache line (more than MC_CL - 8 bytes) has that line
  * loaded on every spin too, so its fetch overlaps the flag's instead of following it.

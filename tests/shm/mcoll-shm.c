@@ -321,6 +321,39 @@ static void test_hygiene(void)
     if (d) closedir(d);
 }
 
+/* The waits' spin before a yield (sync.c): MCOLL_SHM_SPIN when set, else 256 pause
+ * instructions, 4 once a communicator has more ranks on this node than the node has online
+ * CPUs (every rank of a test runs on one node), 1 on a single CPU. Pairs of ranks first: the
+ * limit then follows the world's collective, the largest communicator, and keeps to it. */
+static int spin_after(MPI_Comm comm)
+{
+    double x = 1, y = 0;
+    MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, comm);
+    return mc_shm_spin_limit();
+}
+
+static void test_spin(void)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *env = getenv("MCOLL_SHM_SPIN");
+    int forced = env ? atoi(env) : 0;
+    MPI_Comm pairs, pairs2;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, 0, &pairs);
+    int alone = spin_after(pairs), all = spin_after(MPI_COMM_WORLD);
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, 0, &pairs2);
+    int later = spin_after(pairs2);
+    MPI_Comm_free(&pairs), MPI_Comm_free(&pairs2);
+    int want = forced > 0 ? forced : cpus <= 1 ? 1 : size > cpus ? 4 : 256;
+    int want_pairs = forced > 0 ? forced : cpus <= 1 ? 1 : 2 > cpus ? 4 : 256;
+    if (alone != want_pairs || all != want || later != want) {
+        fails++;
+        printf("FAIL spin: %d ranks on %ld CPUs, MCOLL_SHM_SPIN=%s: %d / %d / %d spins after the pairs', the "
+               "world's, new pairs' collective, expected %d / %d / %d\n", size, cpus, env ? env : "(unset)",
+               alone, all, later, want_pairs, want, want);
+    }
+    if (rank == 0) printf("spin: %d ranks on %ld CPUs: %d spins\n", size, cpus, all);
+}
+
 /* Input of rank r, element i, iteration it (small integers: sums are exact in double). */
 static double val(int it, int r, int i) { return (double)((it * 7 + r * 13 + i * 3) % 1000); }
 
@@ -1204,6 +1237,7 @@ int main(int argc, char **argv)
     else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
     else if (!strcmp(what, "far")) test_far();
     else if (!strcmp(what, "trial")) test_trial();
+    else if (!strcmp(what, "spin")) test_spin();
     else if (!strcmp(what, "kill")) {
         call(MC_ALLREDUCE, 1000);
         if (rank == 1 % size) raise(SIGKILL);
