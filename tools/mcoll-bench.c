@@ -141,10 +141,12 @@ int main(int argc, char **argv)
                    "small collectives' floor)\n", fx * 1e6, s.p);
     }
     for (int i = 0; i < o.ncolls; i++) run_coll(&s, bench_coll_at(o.colls[i]), &mm, &res);
-    if (!s.rank) /* after the calls: the first collective on a communicator chose it */
+    if (!s.rank) {
+        /* after the calls: the first collective on a communicator chose it */
         printf("# waits: %d spins before a yield (MCOLL_SHM_SPIN; 4 when a node holds more ranks than online "
                "CPUs)\n", mc_shm_spin_limit());
-    if (!s.rank) write_outputs(&res, &o);
+        write_outputs(&res, &o);
+    }
     bench_mem_free(&mm);
     free(res.rows);
     MPI_Finalize();
