@@ -48,6 +48,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_SHM_ADOPT", MC_CFG_INT, "0", "k > 0: the k-th time a malloc block of 128 KiB or more (a glibc mmap'd chunk) is posted whole to a shared-memory collective, its pages move into shared memory at the same address, so peers reach it without a copy from then on (each later post checks it is still that mapping); 0: never (README, Data paths)"},
     {"MCOLL_SHM_SPIN", MC_CFG_INT, "0", "spins (pause instructions) before a shared-memory wait yields the core; 0: 256, or 4 once a communicator has more ranks on this node than it has online CPUs (oversubscribed)"},
+    {"MCOLL_OVERSUBSCRIBED", MC_CFG_STR, "auto", "whether this node counts as oversubscribed (more ranks than cores): short spins in shared-memory waits, and the default selection takes the node region's algorithms before the point-to-point ones; auto (a communicator put more ranks on the node than it has online CPUs), 1, 0"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
     {"MCOLL_MALLOC_MIN", MC_CFG_SIZE, "64K", "with libmcoll-malloc.so preloaded: smallest malloc served from the shared heap (0 = none)"},
@@ -114,6 +115,13 @@ static long count_or(const char *name, const char *val, long dflt)
     return dflt;
 }
 
+int mc_cfg_auto_or_bool(const char *name, const char *v)
+{
+    int mode = !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
+    if (mode < 0 && strcmp(v, "auto")) mc_warn("ignoring %s=%s: expected auto, 1 or 0", name, v);
+    return mode;
+}
+
 static void load_shm(const char *name, const char *val)
 {
     if (!strcmp(name, "MCOLL_SHM")) cfg.shm = atoi(val) != 0;
@@ -148,6 +156,7 @@ static void load_one(const mc_cfg_var_t *v)
     else if (!strcmp(v->name, "MCOLL_MODEL")) snprintf(cfg.model, sizeof cfg.model, "%s", val);
     else if (!strcmp(v->name, "MCOLL_PROFILE")) snprintf(cfg.profile, sizeof cfg.profile, "%s", val);
     else if (!strcmp(v->name, "MCOLL_INT_MAX")) cfg.int_max = size_or(v->name, val, 0);
+    else if (!strcmp(v->name, "MCOLL_OVERSUBSCRIBED")) cfg.oversubscribed = mc_cfg_auto_or_bool(v->name, val);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
              !strncmp(v->name, "MCOLL_HEAP", 10) || !strcmp(v->name, "MCOLL_MALLOC_MIN"))
         load_shm(v->name, val);

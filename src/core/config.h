@@ -38,6 +38,7 @@ typedef struct mc_config {
     int shm_trial;              /* 1: the direct algorithms time their ways (shm/trial.c) */
     long shm_adopt;             /* adopt a malloc block at its k-th post (adopt.c), 0 = never */
     long shm_spin;              /* spins before a wait yields, 0 = by oversubscription (sync.c) */
+    int oversubscribed;         /* -1 auto | 1 | 0: the node holds more ranks than CPUs (sync.c) */
     int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */
@@ -68,6 +69,8 @@ const char *mc_cfg_value(const mc_cfg_var_t *v);   /* current text value (env or
 
 /* Parses "64k", "1M", "4096" into bytes; returns -1 on a malformed value. */
 long mc_parse_size(const char *s);
+/* An auto | 1 | 0 variable's value: -1, 1, 0; anything else warns and counts as auto. */
+int mc_cfg_auto_or_bool(const char *name, const char *v);
 
 /* Segment size and radix: run-time override (mcoll_set_*) > environment > dflt. */
 long mc_cfg_segsize(mc_coll_t c, long dflt);

@@ -318,10 +318,13 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
     int *lead = malloc(sizeof(int) * (size_t)c->size), rc = MPI_SUCCESS;
-    int mine[2] = {lead && alloc_tables(c), 0}, way[2] = {0, 0};
+    /* [2]: not oversubscribed here (known from an earlier split; a first split's is agreed by
+     * the second allreduce below) */
+    int mine[3] = {lead && alloc_tables(c), 0, !mc_host_oversubscribed()}, way[3] = {0, 0, 1};
     if (mine[0]) mine[1] = leaders_by_table(c, lead);
-    if (PMPI_Allreduce(mine, way, 2, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) way[0] = 0;
+    if (PMPI_Allreduce(mine, way, 3, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) way[0] = 0;
     int ok = way[0], all = way[0], by_table = way[1];
+    c->oversub = !way[2];
     if (ok && by_table) {
         fill_tables(c, lead);
         c->node_comm = comm;
@@ -341,8 +344,10 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     if (ok && c->nnodes > 1 && rc == MPI_SUCCESS)
         rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
     if (ok && !(by_table && c->nnodes == 1)) {
-        ok = rc == MPI_SUCCESS;
-        if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) all = 0;
+        int two[2] = {rc == MPI_SUCCESS, !mc_host_oversubscribed()}, agreed[2];
+        ok = two[0];
+        all = PMPI_Allreduce(two, agreed, 2, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && agreed[0];
+        if (all) c->oversub = !agreed[1];
     }
     if (!all) {
         if (!mine[0]) rc = MPI_ERR_NO_MEM;

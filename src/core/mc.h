@@ -38,6 +38,9 @@ typedef struct mc_ctx {
     int size, rank;
     /* node topology (real nodes via MPI_Comm_split_type, or virtual: MCOLL_VNODE_SIZE) */
     int nnodes, node, local_rank, local_size, leader, uniform_ppn;
+    /* some rank's node holds more ranks (of any communicator) than it has online CPUs, agreed
+     * by all ranks at creation: the model's lists then leave segmented pipelines out */
+    int oversub;
     int *node_of;           /* [size] node index of every rank */
     int *local_of;          /* [size] local rank of every rank */
     int *node_size;         /* [nnodes] ranks on each node */

@@ -35,7 +35,8 @@ typedef struct cand {
     long seg;           /* segment size (0 = unsegmented) */
     double t;           /* predicted seconds (size-independent lists: the score) */
     double t0;          /* predicted seconds with every buffer in the shared heap */
-    int near;           /* t within MC_MSEL_TOL of the list's cheapest */
+    int near;           /* t within MC_MSEL_TOL of the list's cheapest (of its class, pref) */
+    int pref;           /* an oversubscribed node's preferred class (prefer) */
 } cand_t;
 
 typedef struct list {
@@ -90,10 +91,26 @@ static double class_bytes(int k)
 static int cmp_cand(const void *x, const void *y)
 {
     const cand_t *a = x, *b = y;
+    if (a->pref != b->pref) return b->pref - a->pref;
     if (a->near != b->near) return b->near - a->near;
     if (a->near && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
     if (a->t != b->t) return a->t < b->t ? -1 : 1;
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
+}
+
+/* On a node with more ranks than online CPUs (ctx->oversub) the node region's algorithms (those
+ * with a DAV model) go before the point-to-point ones, whatever their costs: the model gives
+ * every rank a core, so it costs a pipeline's or a butterfly's steps as if their ranks ran
+ * at once, where here each message waits for its receiver to be scheduled and the ranks'
+ * work adds up on the cores. On one node only scan and exscan chose point-to-point
+ * algorithms (3-8 ranks on 2 cores, Open MPI, same-run over native: the chosen `linear`
+ * segmented 0.4-0.9x, `recursive_doubling` 0.2-0.9x, where `shm` ran 1.3-3.3x; README
+ * "Oversubscribed nodes"). Returns whether any candidate is of the preferred class. */
+static int prefer(const mc_ctx_t *ctx, list_t *l)
+{
+    int any = 0;
+    for (int j = 0; j < l->n; j++) any |= l->c[j].pref = ctx->oversub && l->c[j].ptr->dav != NULL;
+    return any;
 }
 
 /* Round-by-round replay (mc_cost_nodes) costs O(rounds x ranks) per algorithm, up to p^2 for
@@ -117,7 +134,7 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
      * expensive part of a list and the two costs were not compared there */
     double t = cost_of(ctx, alg, m, seg, 0), t0 = ctx->nnodes <= 1 ? cost_of(ctx, alg, m, seg, -1) : t;
     if (l->n < MAXCAND && isfinite(t) && t >= 0)
-        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0};
+        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0};
 }
 
 /* Both costs of every candidate, ordered as MC_MSEL_TOL (model.h) says: the reductions'
@@ -138,8 +155,10 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
         for (size_t s = 0; (alg->flags & MC_ALG_SEGMENTED) && s < sizeof MC_MSEL_SEGS / sizeof *MC_MSEL_SEGS; s++)
             if (MC_MSEL_SEGS[s] < m) add(l, ctx, alg, i, m, MC_MSEL_SEGS[s]);
     }
-    for (int j = 0; j < l->n; j++) best = fmin(best, l->c[j].t);
-    for (int j = 0; j < l->n; j++) l->c[j].near = mc_msel_near(l->c[j].t, best);
+    int pref = prefer(ctx, l);
+    for (int j = 0; j < l->n; j++)
+        if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
+    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].pref == pref && mc_msel_near(l->c[j].t, best);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
@@ -163,10 +182,11 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0};
     }
     for (int j = 0; j < l->n; j++)
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);
+    prefer(ctx, l);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }

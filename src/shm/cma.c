@@ -63,14 +63,6 @@ static double self_read_s(char *dst, const char *src, size_t n)
     return rc == MPI_SUCCESS ? t : HUGE_VAL;
 }
 
-/* An auto | 1 | 0 variable: -1, 1, 0; anything else warns and counts as auto. */
-static int auto_or_bool(const char *name, const char *v)
-{
-    int mode = !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -1;
-    if (mode < 0 && strcmp(v, "auto")) mc_warn("ignoring %s=%s: expected auto, 1 or 0", name, v);
-    return mode;
-}
-
 /* ---------------------------------------------------------------- relative alignment
  * The kernel copies with `rep movsb`, which on AMD Zen 3 (EPYC family 25, kernel 6.18) runs
  * 4-5x slower when the destination lies 1-31 bytes past the source modulo 64, as glibc's
@@ -123,7 +115,7 @@ void mc_cma_bounce_set(int mode) { bounce_mode = mode; }
 
 static void bounce_mode_parse(void)
 {
-    int mode = auto_or_bool("MCOLL_SHM_CMA_BOUNCE", mc_cfg()->shm_cma_bounce), unread = -2;
+    int mode = mc_cfg_auto_or_bool("MCOLL_SHM_CMA_BOUNCE", mc_cfg()->shm_cma_bounce), unread = -2;
     atomic_compare_exchange_strong(&bounce_mode, &unread, mode);   /* mc_cma_bounce_set wins */
 }
 
@@ -302,7 +294,7 @@ void mc_cma_measure_set(int (*fn)(const char *buf, size_t len))
 
 /* MCOLL_SHM_CMA_FAST: -1 measure (auto), 0 never fast, 1 always fast. */
 static int cma_mode;
-static void cma_mode_parse(void) { cma_mode = auto_or_bool("MCOLL_SHM_CMA_FAST", mc_cfg()->shm_cma_fast); }
+static void cma_mode_parse(void) { cma_mode = mc_cfg_auto_or_bool("MCOLL_SHM_CMA_FAST", mc_cfg()->shm_cma_fast); }
 
 int mc_cma_fast(const void *buf, size_t len)
 {

@@ -394,6 +394,9 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);
 /* A communicator has n ranks on this node (MPI_COMM_TYPE_SHARED): more of them than online
  * CPUs shorten the waits' spins (sync.c, MCOLL_SHM_SPIN). */
 void mc_shm_note_host_ranks(int n);
+/* Some communicator put more ranks on this node than it has online CPUs (this process's
+ * view: contexts agree on it, mc_ctx_t.oversub). */
+int mc_host_oversubscribed(void);
 /* The spins in force: MCOLL_SHM_SPIN, or 256, 4 when oversubscribed, 1 on one CPU. */
 int mc_shm_spin_limit(void);
 /* mc_wait_flag on flag line f whose inline payload of len bytes is read next: a payload

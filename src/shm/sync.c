@@ -26,15 +26,27 @@
 static _Atomic int host_ranks;   /* most ranks of one communicator seen on this node */
 static _Atomic int spin_now;     /* the limit in force, 0 = not yet chosen */
 
-static int choose_spin(void)
+static long online_cpus(void)
 {
     static long cpus;
     if (!cpus) cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus;
+}
+
+int mc_host_oversubscribed(void)
+{
+    int forced = mc_cfg()->oversubscribed;
+    if (forced >= 0) return forced;
+    return atomic_load_explicit(&host_ranks, memory_order_relaxed) > online_cpus();
+}
+
+static int choose_spin(void)
+{
     long forced = mc_cfg()->shm_spin;
     int s = forced > 0 ? (int)(forced < INT_MAX ? forced : INT_MAX)
-            : cpus <= 1 ? 1
-            : atomic_load_explicit(&host_ranks, memory_order_relaxed) > cpus ? SPIN_OVERSUBSCRIBED
-                                                                              : SPIN_LIMIT;
+            : online_cpus() <= 1 ? 1
+            : mc_host_oversubscribed() ? SPIN_OVERSUBSCRIBED
+                                       : SPIN_LIMIT;
     atomic_store_explicit(&spin_now, s, memory_order_relaxed);
     return s;
 }
