@@ -34,8 +34,8 @@
 #define SCATTERV(X) X(scatterv, linear) X(scatterv, shm_pipe) X(scatterv, shm_direct) X(scatterv, shm_hybrid)
 #define ALLTOALL(X) X(alltoall, linear) X(alltoall, pairwise) X(alltoall, bruck) X(alltoall, shm_pipe) X(alltoall, shm_direct)
 #define ALLTOALLV(X) X(alltoallv, linear) X(alltoallv, pairwise) X(alltoallv, shm_pipe) X(alltoallv, shm_direct) X(alltoallv, shm_hybrid)
-#define SCAN(X) X(scan, linear) X(scan, recursive_doubling) X(scan, shm)
-#define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling) X(exscan, shm)
+#define SCAN(X) X(scan, linear) X(scan, recursive_doubling) X(scan, shm) X(scan, shm_ma)
+#define EXSCAN(X) X(exscan, linear) X(exscan, recursive_doubling) X(exscan, shm) X(exscan, shm_ma)
 
 #define ALL(X) BARRIER(X) BCAST(X) REDUCE(X) ALLREDUCE(X) REDUCE_SCATTER(X) REDUCE_SCATTER_BLOCK(X) \
     ALLGATHER(X) ALLGATHERV(X) GATHER(X) GATHERV(X) SCATTER(X) SCATTERV(X) ALLTOALL(X)              \

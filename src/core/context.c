@@ -8,6 +8,7 @@
 #include "../shm/shm.h"
 #include "../coll/hier/hier.h"
 #include "../select/select.h"
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,6 +310,13 @@ static int leaders_by_table(const mc_ctx_t *c, int *lead)
  * Every rank takes the same way, agreed by one allreduce: the leaders from world_key, or the
  * collective way; out of memory or communicators, all ranks' calls go native. On one node by
  * world_key nothing can fail after that allreduce, so it is the only one. */
+/* This node's load (mc_host_load) in thousandths, as the creation's allreduces carry it. */
+static int load_milli(void)
+{
+    double l = mc_host_load() * 1000;
+    return l < INT_MAX / 2 ? (int)l : INT_MAX / 2;
+}
+
 static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
 {
     mc_ctx_t *c = calloc(1, sizeof *c);
@@ -318,13 +326,13 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
     int *lead = malloc(sizeof(int) * (size_t)c->size), rc = MPI_SUCCESS;
-    /* [2]: not oversubscribed here (known from an earlier split; a first split's is agreed by
-     * the second allreduce below) */
-    int mine[3] = {lead && alloc_tables(c), 0, !mc_host_oversubscribed()}, way[3] = {0, 0, 1};
+    /* [2]: minus this node's load in thousandths (known from an earlier split; a first
+     * split's is agreed by the second allreduce below): the busiest node's */
+    int mine[3] = {lead && alloc_tables(c), 0, -load_milli()}, way[3] = {0, 0, 0};
     if (mine[0]) mine[1] = leaders_by_table(c, lead);
     if (PMPI_Allreduce(mine, way, 3, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) way[0] = 0;
     int ok = way[0], all = way[0], by_table = way[1];
-    c->oversub = !way[2];
+    c->load = -way[2] / 1000.0;
     if (ok && by_table) {
         fill_tables(c, lead);
         c->node_comm = comm;
@@ -344,10 +352,10 @@ static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
     if (ok && c->nnodes > 1 && rc == MPI_SUCCESS)
         rc = PMPI_Comm_split(c->pcomm, c->local_rank, c->node, &c->lane_comm);
     if (ok && !(by_table && c->nnodes == 1)) {
-        int two[2] = {rc == MPI_SUCCESS, !mc_host_oversubscribed()}, agreed[2];
+        int two[2] = {rc == MPI_SUCCESS, -load_milli()}, agreed[2];
         ok = two[0];
         all = PMPI_Allreduce(two, agreed, 2, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && agreed[0];
-        if (all) c->oversub = !agreed[1];
+        if (all) c->load = -agreed[1] / 1000.0;
     }
     if (!all) {
         if (!mine[0]) rc = MPI_ERR_NO_MEM;

@@ -39,8 +39,9 @@ typedef struct mc_ctx {
     /* node topology (real nodes via MPI_Comm_split_type, or virtual: MCOLL_VNODE_SIZE) */
     int nnodes, node, local_rank, local_size, leader, uniform_ppn;
     /* some rank's node holds more ranks (of any communicator) than it has online CPUs, agreed
-     * by all ranks at creation: the model's lists then leave segmented pipelines out */
-    int oversub;
+     * by all ranks at creation (mc_host_load): the ranks per CPU of the busiest such node, 0 =
+     * none; the model's lists then put the node region's algorithms first (select/model.c) */
+    double load;
     int *node_of;           /* [size] node index of every rank */
     int *local_of;          /* [size] local rank of every rank */
     int *node_size;         /* [nnodes] ranks on each node */
@@ -163,6 +164,8 @@ typedef struct mc_cost_in {
     double xmap_b;      /* and its seconds per byte (0: a plain copy, 2 beta per byte) */
     int far;            /* shared-memory algorithms: the call's buffers exceed the caches
                          * (set by mc_cost_eval from the profile; copies then stream) */
+    double load;        /* ranks per online CPU of an oversubscribed node (mc_ctx_t.load), 0 =
+                         * not oversubscribed: a flag round then waits for a scheduling round */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {
@@ -173,6 +176,7 @@ typedef struct mc_hockney {
 
 typedef int (*mc_alg_fn)(mc_ctx_t *ctx, const mc_args_t *a);
 typedef int (*mc_alg_ok_fn)(const mc_ctx_t *ctx, const mc_args_t *a);
+/* Seconds; +inf: not a candidate of the model-built selection there (it still runs forced). */
 typedef double (*mc_cost_fn)(const mc_hockney_t *h, const mc_cost_in_t *in);
 /* Data-access volume (bytes loaded + stored on the node, all ranks together) of a
  * shared-memory algorithm: what the kernels' counters add up to for one call. */

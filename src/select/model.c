@@ -98,7 +98,7 @@ static int cmp_cand(const void *x, const void *y)
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
 
-/* On a node with more ranks than online CPUs (ctx->oversub) the node region's algorithms (those
+/* On a node with more ranks than online CPUs (ctx->load) the node region's algorithms (those
  * with a DAV model) go before the point-to-point ones, whatever their costs: the model gives
  * every rank a core, so it costs a pipeline's or a butterfly's steps as if their ranks ran
  * at once, where here each message waits for its receiver to be scheduled and the ranks'
@@ -109,7 +109,7 @@ static int cmp_cand(const void *x, const void *y)
 static int prefer(const mc_ctx_t *ctx, list_t *l)
 {
     int any = 0;
-    for (int j = 0; j < l->n; j++) any |= l->c[j].pref = ctx->oversub && l->c[j].ptr->dav != NULL;
+    for (int j = 0; j < l->n; j++) any |= l->c[j].pref = ctx->load > 0 && l->c[j].ptr->dav != NULL;
     return any;
 }
 
@@ -121,7 +121,7 @@ enum { REPLAY_MAX = 4096 };
 static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg, double xmap)
 {
     mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
-                       .sockets = 1, .nodes = ctx->nnodes, .xmap = xmap};
+                       .sockets = 1, .nodes = ctx->nnodes, .xmap = xmap, .load = ctx->load};
     if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTRA, &in);
     if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTER, &in);
     int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;

@@ -395,8 +395,11 @@ void mc_wait_flag(_Atomic uint64_t *f, uint64_t target);
  * CPUs shorten the waits' spins (sync.c, MCOLL_SHM_SPIN). */
 void mc_shm_note_host_ranks(int n);
 /* Some communicator put more ranks on this node than it has online CPUs (this process's
- * view: contexts agree on it, mc_ctx_t.oversub). */
+ * view: a communicator's ranks agree on it, mc_ctx_t.load). */
 int mc_host_oversubscribed(void);
+/* Its load: the most ranks a communicator put on this node per online CPU (at least 1), 0 when
+ * not oversubscribed. */
+double mc_host_load(void);
 /* The spins in force: MCOLL_SHM_SPIN, or 256, 4 when oversubscribed, 1 on one CPU. */
 int mc_shm_spin_limit(void);
 /* mc_wait_flag on flag line f whose inline payload of len bytes is read next: a payload
@@ -662,6 +665,14 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
     return n < 2 ? 2 : (int)n;
 }
 
+/* Cost models: on an oversubscribed node (mc_cost_in_t.load ranks per CPU) a waiter yields, and
+ * the rank it waits for runs after the core went round the others, so a flag round costs
+ * about load yields more. One yield took 1.6 us on the 2-core VM; a flag round more measured
+ * 2.5 us at 3 ranks (load 1.5) and 8 us at 8 (load 4) (scan's two algorithms, 1-4 KiB). Only
+ * the scans' costs count it so far: in every shared-memory algorithm's cost it moved ten
+ * other choices at 3-8 ranks (allreduce to shm_dpml up to 256 KiB, movers to their pipes),
+ * not yet measured. */
+#define MC_YIELD_ROUND 1.6e-6
 /* Cost models: how many times a plain copy's time a byte takes when one core copies it out of
  * the region right after another core wrote it there, within the caches (bcast's pipe, a
  * scan's first window; the measurements are at their cost functions). This VM's cores hand

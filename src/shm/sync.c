@@ -40,6 +40,12 @@ int mc_host_oversubscribed(void)
     return atomic_load_explicit(&host_ranks, memory_order_relaxed) > online_cpus();
 }
 
+double mc_host_load(void)
+{
+    double load = (double)atomic_load_explicit(&host_ranks, memory_order_relaxed) / (double)online_cpus();
+    return !mc_host_oversubscribed() ? 0 : load > 1 ? load : 1;
+}
+
 static int choose_spin(void)
 {
     long forced = mc_cfg()->shm_spin;

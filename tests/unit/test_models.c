@@ -8,6 +8,7 @@
  *            1000: the last slope extrapolates). A step in which every rank sends and
  *            receives (an exchange) paces at x(m) = max(g(m), o_s(m) + o_r(m)) = 2 + 0.005m. */
 #include "model/model.h"
+#include "shm/shm.h"
 #include "unit.h"
 #include <math.h>
 #include <stdio.h>
@@ -287,6 +288,31 @@ static void test_shm_mapping(const mc_profile_t *d)
         mc_cost_in_t s3 = {.p = 3, .m = I / 2, .ms = I / 2, .radix = 4, .sockets = 1};
         NEAR(mc_cost_eval(exscan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g / 2));
         NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g));
+        /* an oversubscribed node of load 4: each flag round MC_YIELD_ROUND x 4 more */
+        s3.load = 4;
+        NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3),
+             2 * (1e-6 + 4 * MC_YIELD_ROUND) + c / 2 + (c + g));
+    }
+    /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
+     * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy) and 7/8 of
+     * a fold a byte; exscan folds 6/8 */
+    const mc_alg_t *ma = mc_alg_find(MC_SCAN, "shm_ma"), *exma = mc_alg_find(MC_EXSCAN, "shm_ma");
+    CHECK(ma && exma, "scan and exscan shm_ma registered");
+    if (ma && exma && scan) {
+        double I = 128 * 1024, c = I / 4e9, g = I * p.gamma, out = (7 * MC_XCORE + 1) / 8;
+        mc_cost_in_t s8 = {.p = 5, .m = 2 * I, .ms = 2 * I, .radix = 4, .sockets = 1};
+        CHECK(isinf(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)), "shm_ma: no candidate at 5 ranks");
+        s8.p = 8;
+        NEAR(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 7 / 8);
+        NEAR(mc_cost_eval(exma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 6 / 8);
+        /* at load 4 the windowed scan's fewer rounds win a small scan, the columns a large one */
+        s8.load = 4;
+        s8.m = s8.ms = 1024;
+        CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) <
+                  mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), "scan of 1 KiB at 8 ranks, load 4: shm");
+        s8.m = s8.ms = 65536;
+        CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) >
+                  mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), "scan of 64 KiB at 8 ranks, load 4: shm_ma");
     }
     small.xmap = -1; /* buffers in the shared heap: no CMA, a plain copy at the cache rate */
     NEAR(mc_cost_eval(direct, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &small), 3e-6 + 2 * 1024 * 0.75 / 8e9);

@@ -1162,6 +1162,114 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     return rc;
 }
 
+/* ================================================================ movement-avoiding scan, exscan
+ *
+ * The windows of the scan above go through the slots, but rank r folds r + 1 inputs: p^2/2
+ * folds in all and a last rank p - 1 folds deep. Here the folds are split by columns, as the
+ * MA reductions split theirs: window w (wn elements of every rank's input, buffer w % nbuf of
+ * its slot) is copied in by every rank whose input counts (scan: all; exscan: 0..p-2), then
+ * rank c takes column c of the window (a p-th of it, cut at cache lines) and turns the slots'
+ * column into its prefixes in place, lower rank left: x_k = x_{k-1} op x_k for k = 1..last
+ * (last = p - 1, exscan p - 2); then every rank copies its result out (scan: slot r, exscan:
+ * slot r - 1; nothing for exscan's rank 0). Any op: the operand order is the scan's.
+ * Flags (local window lw of the op): STEP 2lw + 1 copied in, 2lw + 2 column folded; AUX lw + 1
+ * copied out. A writer refills buffer lw % nbuf after every rank copied window lw - nbuf out
+ * (which came after every column of it was folded).
+ * DAV (s bytes, p > 1): scan copy-in 2sp + folds 3s(p-1) + copy-out 2sp = s(7p - 3); exscan
+ * 2s(p-1) + 3s(p-2) + 2s(p-1) = s(7p - 10). p = 1: scan 2s (a copy to rbuf), exscan 0. */
+static size_t ma_col_lo(size_t n, size_t unit, int p, int c)
+{
+    size_t units = (n + unit - 1) / unit;
+    return min_sz(mc_part_start(units, p, c) * unit, n);
+}
+
+int mc_sr_scan_ma(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
+{
+    mc_shm_t *sh;
+    int rc = MPI_SUCCESS, nbuf;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    int p = sh->p, r = sh->r, last = exclusive ? p - 2 : p - 1;
+    size_t ext = a->extent, n = a->count;
+    if (p == 1 || n == 0) {
+        if (!exclusive && n && a->rbuf != a->sbuf) mc_copy_t(a->rbuf, a->sbuf, n * ext);
+        return MPI_SUCCESS;
+    }
+    size_t half = scan_half(ctx, mc_shm_slot(sh), ext, &nbuf);
+    size_t wn = max_sz(min_sz(half, slice_max()) / ext, 1), nwin = (n + wn - 1) / wn;
+    size_t unit = ext <= MC_CL && MC_CL % ext == 0 ? MC_CL / ext : 1;   /* columns cut at lines */
+    size_t W = mc_shm_ws(2 * n * ext * (size_t)p, (size_t)p * (size_t)nbuf * half), C = mc_cache_capacity(p);
+    size_t per_op = (MC_STEP_MAX - 1) / 2 - 1;
+    mc_red_t red;
+    mc_red_init(&red, a);
+    mc_shm_begin(sh);
+    mc_shm_quiesce(sh);
+    for (size_t w = 0, lw = 0; w < nwin && rc == MPI_SUCCESS; w++, lw++) {
+        if (lw == per_op) { /* keep steps in range: continue in a new op */
+            mc_shm_end(sh);
+            mc_shm_begin(sh);
+            mc_shm_quiesce(sh);
+            lw = 0;
+        }
+        size_t lo = w * wn, len = min_sz(wn, n - lo), b = lw % (size_t)nbuf;
+        if (r <= last) {
+            if (lw >= (size_t)nbuf) mc_shm_wait_all(sh, MC_F_AUX, (uint32_t)(lw - (size_t)nbuf + 1));
+            mc_copy_t(mc_shm_slot_of(sh, r) + b * half, (const char *)a->sbuf + lo * ext, len * ext);
+        }
+        mc_shm_set(sh, MC_F_STEP, (uint32_t)(2 * lw + 1));
+        mc_shm_wait_all(sh, MC_F_STEP, (uint32_t)(2 * lw + 1));
+        size_t c0 = ma_col_lo(len, unit, p, r), cn = ma_col_lo(len, unit, p, r + 1) - c0;
+        for (int k = 1; k <= last && cn && rc == MPI_SUCCESS; k++)
+            rc = mc_red2(&red, mc_shm_slot_of(sh, k - 1) + b * half + c0 * ext,
+                         mc_shm_slot_of(sh, k) + b * half + c0 * ext, cn);
+        mc_shm_set(sh, MC_F_STEP, (uint32_t)(2 * lw + 2));
+        mc_shm_wait_all(sh, MC_F_STEP, (uint32_t)(2 * lw + 2));
+        int from = exclusive ? r - 1 : r;
+        if (from >= 0)
+            mc_copy_adaptive((char *)a->rbuf + lo * ext, mc_shm_slot_of(sh, from) + b * half, len * ext, 1, W, C);
+        mc_shm_set(sh, MC_F_AUX, (uint32_t)lw + 1);
+    }
+    mc_shm_end(sh);
+    return rc;
+}
+
+double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in)
+{
+    double p = in->p, s = in->m;
+    if (in->p == 1) return exclusive ? 0 : 2 * s;
+    return exclusive ? s * (7 * p - 10) : s * (7 * p - 3);
+}
+
+/* Every rank's path: per window four flag rounds (two waits for every rank, the copy-out's
+ * flag that the next window's copy-in waits for, and one for the waits on all ranks, where the
+ * windowed scan's rank waits for the lower ranks as they come: one window took that scan's
+ * time plus 1.2-1.7 flag rounds at 4-8 ranks on the 2 cores, below), its copy-in (2 beta a
+ * byte), its column's folds, and its copy-out, whose (p - 1) / p of the window other cores
+ * folded last: with the phases apart nothing overlaps those hand-overs, so each counts
+ * MC_XCORE copies (the windowed scan's later windows count one). Below MC_SCAN_MA_MIN_P ranks
+ * it is not a candidate (infinite cost; forced, it runs): there the columns' extra copy-out
+ * costs about what the folds they spread save, which the built-in profile (a fold at 4 GB/s,
+ * a copy within the caches at 25) does not see, and the model offered it from 8 KiB where it
+ * won from 128-256 KiB at 4 ranks, 32-128 KiB at 5. Measured (Open MPI, malloc
+ * buffers, 2 launches each, forced, `shm_ma` against `shm`, us): 2 ranks scan 256 KiB-4 MiB
+ * 20-373 against 17-286 (copy-in and copy-out 4s a rank, folds s/2, where `shm`'s rank 0
+ * copies 4s while rank 1 folds 3s), 8-128 KiB 0.97-9.3 against 1.0-10.1, 1-4 KiB 0.29-0.74
+ * against 0.26-0.48 (one flag round more); 3 ranks on the 2 cores scan 128 KiB-4 MiB 30-1114
+ * against 25-923; 4 ranks scan 256 KiB-4 MiB 53-1100 against 58-1711, 16-128 KiB 11.6-31
+ * against 7.9-30; 5 ranks scan 256 KiB-1 MiB 85-370 against 106-489, 2-16 KiB 15-19 against
+ * 8-20; 6 ranks scan 8 KiB-1 MiB 16-415 against 18-613, 2-4 KiB 15-21 against 9-12; 8 ranks
+ * scan 8 KiB-4 MiB 31-2776 against 35-5928, exscan 2 MiB 1075-1101 against 2083-2509, 1-4 KiB
+ * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in model/classic.c). */
+#define MC_SCAN_MA_MIN_P 6
+double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    if (in->p > 1 && in->p < MC_SCAN_MA_MIN_P) return INFINITY;
+    if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
+    double p = in->p, I = in->m < (double)slice_max() ? in->m : (double)slice_max();
+    double folds = exclusive ? p - 2 : p - 1, out = ((p - 1) * MC_XCORE + 1) / p;
+    double round = h->alpha + in->load * MC_YIELD_ROUND;
+    return 4 * ceil(in->m / I) * round + in->m * 2 * h->beta * (1 + out) + in->m * folds / p * h->gamma;
+}
+
 int mc_sr_scan_ok(const mc_ctx_t *ctx, const mc_args_t *a)
 {
     size_t slot = data_len_of(ctx) / (size_t)ctx->size / MC_LINE * MC_LINE;
@@ -1197,5 +1305,5 @@ double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t 
     double n = ceil(in->m / I), folds = exclusive ? in->p - 2 : in->p - 1;
     double copy = 2 * h->beta, fold = folds * h->gamma; /* a byte */
     double first = I * (copy * (in->far ? 1 : MC_XCORE) + fold), later = (in->m - I) * (copy + fold);
-    return (n + 1) * h->alpha + I * copy + first + later;
+    return (n + 1) * (h->alpha + in->load * MC_YIELD_ROUND) + I * copy + first + later;
 }

@@ -45,6 +45,11 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job);
 
 /* Windowed scan / exscan through the slots (any op, rank order kept). */
 int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive);
+/* Movement-avoiding scan / exscan: the windows' folds split by columns among the ranks (any
+ * op, rank order kept); its ok is mc_sr_scan_ok. */
+int mc_sr_scan_ma(mc_ctx_t *ctx, const mc_args_t *a, int exclusive);
+double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in);
+double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in);
 int mc_sr_scan_ok(const mc_ctx_t *ctx, const mc_args_t *a);
 double mc_sr_scan_dav(int exclusive, const mc_cost_in_t *in);
 double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in);
