@@ -302,14 +302,6 @@ static int leaders_by_table(const mc_ctx_t *c, int *lead)
     return ok;
 }
 
-/* mcoll's communicators for comm: a private duplicate for its point-to-point traffic
- * (mc_ctx_p2p), and where comm spans nodes the node and lane splits. On one node nothing is
- * created until a point-to-point algorithm first runs: shared-memory algorithms need no
- * communicator of their own. The MPI's supply is finite (MPICH 4.0: 2046 live duplicates of
- * the world natively; 511 under mcoll when each took three more).
- * Every rank takes the same way, agreed by one allreduce: the leaders from world_key, or the
- * collective way; out of memory or communicators, all ranks' calls go native. On one node by
- * world_key nothing can fail after that allreduce, so it is the only one. */
 /* This node's load (mc_host_load) in thousandths, as the creation's allreduces carry it. */
 static int load_milli(void)
 {
@@ -317,6 +309,15 @@ static int load_milli(void)
     return l < INT_MAX / 2 ? (int)l : INT_MAX / 2;
 }
 
+/* mcoll's communicators for comm: a private duplicate for its point-to-point traffic
+ * (mc_ctx_p2p), and where comm spans nodes the node and lane splits. On one node nothing is
+ * created until a point-to-point algorithm first runs: shared-memory algorithms need no
+ * communicator of their own. The MPI's supply is finite (MPICH 4.0: 2046 live duplicates of
+ * the world natively; 511 under mcoll when each took three more).
+ * Every rank takes the same way, agreed by one allreduce: the leaders from world_key, or the
+ * collective way; out of memory or communicators, all ranks' calls go native. On one node by
+ * world_key nothing can fail after that allreduce, so it is the only one. The allreduces carry
+ * the nodes' load too (ctx->load, the last one's: a first context's split learns it). */
 static int ctx_create(MPI_Comm comm, mc_ctx_t **out)
 {
     mc_ctx_t *c = calloc(1, sizeof *c);

@@ -105,7 +105,7 @@ static int cmp_cand(const void *x, const void *y)
  * work adds up on the cores. On one node only scan and exscan chose point-to-point
  * algorithms (3-8 ranks on 2 cores, Open MPI, same-run over native: the chosen `linear`
  * segmented 0.4-0.9x, `recursive_doubling` 0.2-0.9x, where `shm` ran 1.3-3.3x; README
- * "Oversubscribed nodes"). Returns whether any candidate is of the preferred class. */
+ * "Default selection"). Returns whether any candidate is of the preferred class. */
 static int prefer(const mc_ctx_t *ctx, list_t *l)
 {
     int any = 0;

@@ -1258,7 +1258,7 @@ double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in)
  * against 7.9-30; 5 ranks scan 256 KiB-1 MiB 85-370 against 106-489, 2-16 KiB 15-19 against
  * 8-20; 6 ranks scan 8 KiB-1 MiB 16-415 against 18-613, 2-4 KiB 15-21 against 9-12; 8 ranks
  * scan 8 KiB-4 MiB 31-2776 against 35-5928, exscan 2 MiB 1075-1101 against 2083-2509, 1-4 KiB
- * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in model/classic.c). */
+ * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in shm/shm.h). */
 #define MC_SCAN_MA_MIN_P 6
 double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
