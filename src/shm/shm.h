@@ -669,9 +669,10 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
  * the rank it waits for runs after the core went round the others, so a flag round costs
  * about load yields more. One yield took 1.6 us on the 2-core VM; a flag round more measured
  * 2.5 us at 3 ranks (load 1.5) and 8 us at 8 (load 4) (scan's two algorithms, 1-4 KiB). Only
- * the scans' costs count it so far: in every shared-memory algorithm's cost it moved ten
- * other choices at 3-8 ranks (allreduce to shm_dpml up to 256 KiB, movers to their pipes),
- * not yet measured. */
+ * the scans' costs count it so far: in every shared-memory algorithm's cost it moved 25-30
+ * choices at 3-8 ranks, with wins (allreduce 4 KiB-1 MiB up to 2x, reduce and reduce-scatter
+ * of small blocks) and losses (reduce 4-16 KiB at 8 ranks 2-3x: the rooted DPML's root folds
+ * alone; reduce and reduce_scatter_block from 512 KiB 25-40 %: shm_direct's trial priced out). */
 #define MC_YIELD_ROUND 1.6e-6
 /* Cost models: how many times a plain copy's time a byte takes when one core copies it out of
  * the region right after another core wrote it there, within the caches (bcast's pipe, a
