@@ -112,3 +112,17 @@ int mc_shm_far(mc_shm_t *sh)
     sh->far = far;
     return far;
 }
+
+/* On an oversubscribed node a slice handed over is read by a rank that runs after its writer
+ * on the same core or soon on the other, while the line-fetch samples measure the scheduler
+ * as much as the caches: preempted between their timestamps, a rank's estimate flips to far
+ * for a while (at 4 and 8 ranks on the 2-core VM, rank 0 found the node far in about half of
+ * the calls of 256 KiB). Streamed, those slices lost: the direct reductions' trials (temporal,
+ * streamed, CMA; 3, 4 and 8 ranks, 64 KiB-8 MiB) kept to temporal stores in every call but
+ * their tries, and shm_ma forced near ran as fast as shm_direct where by the rule it had run
+ * 1.2-1.9x slower (allreduce and reduce_scatter_block, 256 KiB-2 MiB, same launch). */
+int mc_shm_far_stream(mc_shm_t *sh)
+{
+    int far = mc_shm_far(sh);
+    return far && !mc_host_oversubscribed();
+}

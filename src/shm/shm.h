@@ -595,11 +595,13 @@ uint32_t mc_shm_xlat(const mc_shm_t *sh);
 /* This rank finds the node "far": its estimate exceeds MCOLL_SHM_FAR_NS (0 = never); with no
  * sample of its own yet, some other rank voted far at the last posting round. Data
  * handed to another core then goes through memory: writes of at least MC_FAR_NT_MIN bytes
- * into the region stream (the movement-avoiding slices, the symmetric exchange); a zero-copy
- * allgather pushes its blocks with streaming stores when any rank votes far (MC_VOTE_FAR);
- * the data movers' pipes run their direct algorithm (CMA) when every rank does
- * (sh->far_all; allgatherv/shm_common.c). */
+ * into the region stream (mc_shm_far_stream); a zero-copy allgather pushes its blocks with
+ * streaming stores when any rank votes far (MC_VOTE_FAR); the data movers' pipes run their
+ * direct algorithm (CMA) when every rank does (sh->far_all; allgatherv/shm_common.c). */
 int mc_shm_far(mc_shm_t *sh);
+/* The reductions' and scans' hand-overs through the region stream: the node is far and not
+ * oversubscribed (latency.c). */
+int mc_shm_far_stream(mc_shm_t *sh);
 
 /* ---------------------------------------------------------------- trials (trial.c) */
 /* Trials are on: MCOLL_SHM_TRIAL=1 and the path not forced (MCOLL_SHM_PATH=auto). */

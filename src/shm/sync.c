@@ -250,7 +250,7 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
 
 void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t len)
 {
-    if (len >= MC_FAR_NT_MIN && mc_shm_far(sh)) mc_copy_nt(dst, src, len);
+    if (len >= MC_FAR_NT_MIN && mc_shm_far_stream(sh)) mc_copy_nt(dst, src, len);
     else mc_copy_t(dst, src, len);
 }
 

@@ -710,20 +710,21 @@ static void far_recheck_v(int far, int cma, int it)
 /* A scan of 16 KiB per rank and more begins with the far votes (its distance sample too):
  * once a rank finds the node far every writer streams its windows (the p - 1 writers of an
  * exscan, m bytes each), near it streams none at a size outside the hand-over band (1 MiB per
- * rank: 2(p-1) MiB of user buffers, at or above p L2s here, below the cache capacity). On a
- * fresh communicator: no samples yet, so far takes a few calls. */
-static void far_scan(int far, int it)
+ * rank: 2(p-1) MiB of user buffers, at or above p L2s here, below the cache capacity), nor
+ * far on an oversubscribed node (stream: the writers must stream). On a fresh communicator:
+ * no samples yet, so far takes a few calls. */
+static void far_scan(int stream, int it)
 {
     mc_topo_t t;
     mc_topo_get(&t);
     size_t p = (size_t)size, m = (size_t)1 << 20, user = 2 * m * (p - 1), l1 = t.l1d ? t.l1d : 32768;
-    if (size < 2 || (!far && ((user >= p * l1 && user < p * t.l2) || user > mc_cache_capacity(size)))) {
+    if (size < 2 || (!stream && ((user >= p * l1 && user < p * t.l2) || user > mc_cache_capacity(size)))) {
         if (rank == 0) printf("far: exscan of 1 MiB: %s, skipped\n", size < 2 ? "one rank" : "its hand-overs stream near too here (the band, or beyond the cache)");
         return;
     }
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    int n = (int)(m / sizeof(double)), calls = 0, limit = far ? 300 : 100;
+    int n = (int)(m / sizeof(double)), calls = 0, limit = stream ? 300 : 100;
     uint64_t streamed = 0, want = (p - 1) * m;
     double *s = malloc(m), *r = malloc(m);
     if (!s || !r) abort();
@@ -745,12 +746,12 @@ static void far_scan(int far, int it)
         if (streamed && streamed != want) break;
     }
     mcoll_set_alg("exscan", "auto");
-    if (streamed != (far ? want : 0)) {
+    if (streamed != (stream ? want : 0)) {
         fails++;
         if (rank == 0)
-            printf("FAIL far: exscan of 1 MiB on a fresh communicator, %s node: %llu bytes streamed after %d calls, "
-                   "expected %llu\n", far ? "far" : "near", (unsigned long long)streamed, calls,
-                   (unsigned long long)(far ? want : 0));
+            printf("FAIL far: exscan of 1 MiB on a fresh communicator, hand-overs %s: %llu bytes streamed after %d "
+                   "calls, expected %llu\n", stream ? "streamed" : "temporal", (unsigned long long)streamed, calls,
+                   (unsigned long long)(stream ? want : 0));
     } else if (rank == 0) {
         printf("far: exscan of 1 MiB on a fresh communicator: %s after %d calls\n", streamed ? "windows streamed" : "temporal", calls);
     }
@@ -868,6 +869,9 @@ static void test_far(void)
         fails++;
         if (rank == 0) printf("FAIL far: MCOLL_SHM_FAR_NS=0 and the node counts as far\n");
     }
+    /* the reductions' and scans' hand-overs stream only on a node with a CPU per rank
+     * (mc_shm_far_stream); the paths below follow the distance alone */
+    int stream = far && !mc_host_oversubscribed();
     /* 1 MiB per rank stays below the cache capacity: near, nothing streams; far, every slice
      * written into the region does: allreduce p writes of each (the copy and p - 1
      * reductions), reduce the same but for the root's own piece (its last reduction goes to
@@ -877,21 +881,22 @@ static void test_far(void)
     mcoll_set_alg("allreduce", "shm_ma");
     mcoll_set_alg("reduce", "shm_ma");
     mcoll_set_alg("reduce_scatter_block", "shm_ma");
-    far_expect("allreduce of 1 MiB", far, far_call(MC_ALLREDUCE, n, it++), p * s);
+    far_expect("allreduce of 1 MiB", stream, far_call(MC_ALLREDUCE, n, it++), p * s);
     double red_far = p == 2 ? (double)s : (double)(p * s) - (double)s / (double)p;
     double elem = p == 2 ? 0 : sizeof(double); /* whole windows at 2 ranks: exact */
-    far_expect_about("reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), red_far, elem);
+    far_expect_about("reduce of 1 MiB", stream, far_call(MC_REDUCE, n, it++), red_far, elem);
     uint64_t rb = n / p * sizeof(double); /* reduce_scatter_block: 1 MiB of input, p blocks */
-    far_expect("reduce_scatter_block of 1 MiB", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++), (p - 1) * p * rb);
+    far_expect("reduce_scatter_block of 1 MiB", stream, far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++),
+               (p - 1) * p * rb);
     /* ordinary buffers in shm_direct: reduce_scatter_block and reduce run the engine as
      * above; allreduce of 1 MiB, when far and with CMA, copies by CMA (the direct protocol:
      * posting round, results, done: 3 publications per rank, nothing streamed at this size) */
     mcoll_set_alg("allreduce", "shm_direct");
     mcoll_set_alg("reduce", "shm_direct");
     mcoll_set_alg("reduce_scatter_block", "shm_direct");
-    far_expect_about("shm_direct reduce of 1 MiB", far, far_call(MC_REDUCE, n, it++), red_far, elem);
-    far_expect("shm_direct reduce_scatter_block of 1 MiB", far, far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++),
-               (p - 1) * p * rb);
+    far_expect_about("shm_direct reduce of 1 MiB", stream, far_call(MC_REDUCE, n, it++), red_far, elem);
+    far_expect("shm_direct reduce_scatter_block of 1 MiB", stream,
+               far_call(MC_REDUCE_SCATTER_BLOCK, n / p, it++), (p - 1) * p * rb);
     int cma = ctx && ctx->shm && ctx->shm->cma;
     mcoll_stats_t st0, st1;
     mcoll_stats_get("allreduce", &st0);
@@ -908,7 +913,7 @@ static void test_far(void)
                        "direct protocol's %llu\n", (unsigned long long)syncs, (unsigned long long)(3 * p));
         }
     } else {
-        far_expect("shm_direct allreduce of 1 MiB staged", far, streamed, p * s);
+        far_expect("shm_direct allreduce of 1 MiB staged", stream, streamed, p * s);
     }
     /* the symmetric exchange: every rank's 2 KiB copy-in streams when far */
     mcoll_set_alg("allreduce", "shm_dpml");
@@ -925,7 +930,7 @@ static void test_far(void)
         }
         if (k == 0 || k == 1999) {
             PMPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-            far_expect("allreduce of 2 KiB", far, sum, p * sizeof x);
+            far_expect("allreduce of 2 KiB", stream, sum, p * sizeof x);
         }
     }
     mcoll_set_alg("allreduce", "auto");
@@ -936,7 +941,7 @@ static void test_far(void)
     far_pipes(far, cma);
     far_recheck(far, cma, it);
     far_recheck_v(far, cma, it + 100000);
-    far_scan(far, it + 200000);
+    far_scan(stream, it + 200000);
     if (!far) near_handover();
     small_handover(far);
     if (rank == 0) printf("far: MCOLL_SHM_FAR_NS=%ld, node %s after %d allgather calls\n", limit, far ? "far" : "near", warm);

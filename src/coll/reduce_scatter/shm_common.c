@@ -400,7 +400,7 @@ static int ma_setup(ma_t *e, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t
     size_t s = total * e->ext, out = job->dest == MC_SR_ALL ? s * (size_t)e->p : s;
     e->W = mc_shm_ws(s * (size_t)e->p + out, (size_t)e->nbuf * (size_t)e->m * (size_t)e->p * e->stride);
     e->C = mc_cache_capacity(e->p);
-    e->far = job->handover == MC_SR_HO_RULE ? s >= ma_far_min(job->dest) && mc_shm_far(sh)
+    e->far = job->handover == MC_SR_HO_RULE ? s >= ma_far_min(job->dest) && mc_shm_far_stream(sh)
                                             : job->handover == MC_SR_HO_STREAM;
     e->off = mc_malloc(2 * sizeof(size_t) * (size_t)e->p);
     if (!e->off) return MPI_ERR_NO_MEM;
@@ -564,7 +564,7 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
     mc_shm_sym_fill(sh, mc_shm_sym_begin(sh, s), a->sbuf, s);
     mc_shm_x_publish(sh, &sh->sym);
     int rc = xchain(sh, &sh->sym, s, a, off, n);
-    mc_shm_x_claim_next(sh, &sh->sym, s, s >= MC_FAR_NT_MIN && mc_shm_far(sh));
+    mc_shm_x_claim_next(sh, &sh->sym, s, s >= MC_FAR_NT_MIN && mc_shm_far_stream(sh));
     return rc;
 }
 
@@ -1106,7 +1106,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
         mc_shm_post_round(sh);
         mc_trial_collect(sh);
         t0 = tr ? mc_trial_clock() : 0;
-        if (mc_shm_voted(sh, 0, MC_VOTE_FAR)) handover_nt = 1;
+        if (mc_shm_voted(sh, 0, MC_VOTE_FAR) && !mc_host_oversubscribed()) handover_nt = 1;
         if (way == SCAN_WAY_STAGE_T) handover_nt = 0;
         base = 2;
         /* the in-place vote binds even where mc_shm_direct_agreed waives staging votes */
