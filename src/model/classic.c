@@ -19,6 +19,7 @@
  * untouched, and one without a row here (shm_*, hier*, mo*) still gets a cost through the
  * equivalent-Hockney fallback of mc_cost_eval. Adding a row is all a new p2p algorithm needs. */
 #include "model.h"
+#include "../shm/shm.h"
 #include <math.h>
 #include <string.h>
 
@@ -516,16 +517,21 @@ static void slow_intra(mc_profile_t *p, double s)
  * data-access volume (loads + stores); fed with a point-to-point line they would pay the p2p
  * path's start-up per flag and two copies per byte, and lose everywhere (100-300 % penalties
  * measured before this mapping). Bytes move between the cores' caches at c_copy while the
- * call fits the caches, else at t_copy (CMA copies slow down by the same ratio). */
+ * call fits the caches, else at t_copy (CMA copies slow down by the same ratio).
+ * On an oversubscribed node (in->load ranks per CPU) the costs charge a rank's share of the
+ * work (bytes, folds, system calls) but the ranks' shares add up on the cores: each costs
+ * load times more; and a flag round waits for its peers to be scheduled (MC_YIELD_ROUND per
+ * unit of load). */
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
-    mc_hockney_t h = {.alpha = prof->shm_sync, .gamma = prof->gamma};
+    double w = in->load > 1 ? in->load : 1;
+    mc_hockney_t h = {.alpha = prof->shm_sync + mc_sched_round(in->load), .gamma = prof->gamma * w};
     int far = beyond_caches(prof, alg, in);
     double s = far ? mem_slowdown(prof) : 1, bw = far || prof->c_copy <= 0 ? prof->t_copy : prof->c_copy;
-    h.beta = bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2;
+    h.beta = w * (bw > 0 ? 1.0 / (2 * bw) : prof->net[MC_LEVEL_INTRA].hockney.beta / 2);
     mc_cost_in_t c = *in;
-    c.xmap = in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap;
-    c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? s / prof->cma_bw : 0;
+    c.xmap = w * (in->xmap < 0 ? 0 : in->xmap > 0 ? in->xmap : prof->xmap);
+    c.xmap_b = c.xmap > 0 && prof->cma_bw > 0 ? w * s / prof->cma_bw : 0;
     c.far = far;
     return alg->cost(&h, &c);
 }

@@ -668,14 +668,19 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
 }
 
 /* Cost models: on an oversubscribed node (mc_cost_in_t.load ranks per CPU) a waiter yields, and
- * the rank it waits for runs after the core went round the others, so a flag round costs
- * about load yields more. One yield took 1.6 us on the 2-core VM; a flag round more measured
- * 2.5 us at 3 ranks (load 1.5) and 8 us at 8 (load 4) (scan's two algorithms, 1-4 KiB). Only
- * the scans' costs count it so far: in every shared-memory algorithm's cost it moved 25-30
- * choices at 3-8 ranks, with wins (allreduce 4 KiB-1 MiB up to 2x, reduce and reduce-scatter
- * of small blocks) and losses (reduce 4-16 KiB at 8 ranks 2-3x: the rooted DPML's root folds
- * alone; reduce and reduce_scatter_block from 512 KiB 25-40 %: shm_direct's trial priced out). */
-#define MC_YIELD_ROUND 1.6e-6
+ * the rank it waits for runs after the other ranks of the waiter's core, so a flag round costs
+ * about load - 1 yields more (mc_sched_round; every shared-memory cost, model/classic.c
+ * shm_cost). One yield took 1.6 us on the 2-core VM; a flag round more measured 6.3 us at 8
+ * ranks (load 4: allreduce shm_ma against shm_dpml, 4-16 KiB) and 8 us (scan's two algorithms,
+ * 1-4 KiB), 2.5 us at 3 (load 1.5, the scans), while the reductions' switch from shm_dpml's
+ * two all-rank waits to shm_ma's p steps fell at 16-32 KiB at 3 ranks, 32-64 at 4, 128-256 at
+ * 8: load - 1 rounds of 2.1 us put the model's there (load rounds of 1.6 us put the 3 ranks'
+ * at 32-64 KiB, 10-60 % behind shm_ma there). */
+#define MC_YIELD_ROUND 2.1e-6
+static inline double mc_sched_round(double load)
+{
+    return load > 1 ? (load - 1) * MC_YIELD_ROUND : 0;
+}
 /* Cost models: how many times a plain copy's time a byte takes when one core copies it out of
  * the region right after another core wrote it there, within the caches (bcast's pipe, a
  * scan's first window; the measurements are at their cost functions). This VM's cores hand
@@ -689,5 +694,13 @@ static inline int mc_ring_nbuf(size_t space, size_t buf)
  * shm_ma forced at 16-64 KiB (allreduce, reduce_scatter_block, reduce: 14-24 %), where one
  * alpha (the built-in 0.2 us) kept it within MC_MSEL_TOL of shm_ma from 32 KiB. */
 #define MC_POST_ROUND 2.0
+/* The cost of that posting round: MC_POST_ROUND line hand-overs, and one scheduling round
+ * on an oversubscribed node (shared-memory costs see h->alpha with MC_YIELD_ROUND per unit
+ * of load in it; model/classic.c shm_cost). */
+static inline double mc_post_round(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    double y = mc_sched_round(in->load), lines = h->alpha - y;
+    return MC_POST_ROUND * (lines > 0 ? lines : 0) + y;
+}
 
 #endif

@@ -288,10 +288,28 @@ static void test_shm_mapping(const mc_profile_t *d)
         mc_cost_in_t s3 = {.p = 3, .m = I / 2, .ms = I / 2, .radix = 4, .sockets = 1};
         NEAR(mc_cost_eval(exscan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g / 2));
         NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g));
-        /* an oversubscribed node of load 4: each flag round MC_YIELD_ROUND x 4 more */
+        /* an oversubscribed node of load 4: each flag round MC_YIELD_ROUND x 3 more (the
+         * other ranks of the waiter's core run first), every copy 4 times (the ranks' shares
+         * add up on the cores), the chain's folds twice (its ranks fold half the last one's
+         * on average) */
         s3.load = 4;
         NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3),
-             2 * (1e-6 + 4 * MC_YIELD_ROUND) + c / 2 + (c + g));
+             2 * (1e-6 + 3 * MC_YIELD_ROUND) + 4 * (c / 2 + c) + 2 * g);
+        /* a balanced algorithm at load 2.5 (allreduce shm_ma, 5 ranks, 64 KiB: one window of
+         * 5 flag rounds): rounds MC_YIELD_ROUND x 1.5 more, the rest (bytes, folds) x 2.5; its
+         * direct algorithm on ordinary buffers: one posting round more, MC_POST_ROUND line
+         * hand-overs and one scheduling round */
+        const mc_alg_t *ama = mc_alg_find(MC_ALLREDUCE, "shm_ma");
+        mc_cost_in_t l0 = {.p = 5, .m = 65536, .ms = 65536, .radix = 4, .sockets = 1, .xmap = -1}, l1 = l0;
+        l1.load = 2.5;
+        double t0 = mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0), a = p.shm_sync;
+        NEAR(mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1),
+             5 * (a + 1.5 * MC_YIELD_ROUND) + 2.5 * (t0 - 5 * a));
+        const mc_alg_t *adir = mc_alg_find(MC_ALLREDUCE, "shm_direct");
+        l1.xmap = 0; /* ordinary buffers: the profile's CMA start-up, so it stages */
+        double tma = mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1);
+        NEAR(mc_cost_eval(adir, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1),
+             tma + MC_POST_ROUND * a + 1.5 * MC_YIELD_ROUND);
     }
     /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
      * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy) and 7/8 of

@@ -1211,7 +1211,7 @@ static int staged(const mc_cost_in_t *in, size_t from)
  * each of the p - 1 readers */
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE_BCAST)) return MC_POST_ROUND * h->alpha + mc_mv_cost_bcast_pipe(h, in);
+    if (staged(in, MV_RING_STAGE_BCAST)) return mc_post_round(h, in) + mc_mv_cost_bcast_pipe(h, in);
     return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1221,7 +1221,7 @@ double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* every rank reads p - 1 blocks and copies its own */
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_allgather_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_allgather_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1238,7 +1238,7 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     if (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER)
-        return MC_POST_ROUND * h->alpha + mc_mv_cost_rooted_pipe(h, in);
+        return mc_post_round(h, in) + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 /* gather: as scatter on the zero-copy path and with CMA below MV_RING_STAGE (gatherv:
@@ -1246,7 +1246,7 @@ double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
  * round, then the pipe (gatherv_direct votes to stage rather than write by CMA) */
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_rooted_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1255,7 +1255,7 @@ double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return MC_POST_ROUND * h->alpha + mc_mv_cost_alltoall_pipe(h, in);
+    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_alltoall_pipe(h, in);
     return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the

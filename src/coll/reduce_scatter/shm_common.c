@@ -949,7 +949,7 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
  * algorithm's cost and the posting round (MC_POST_ROUND). */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + MC_POST_ROUND * h->alpha;
+    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + mc_post_round(h, in);
     return (dest == MC_SR_ALL ? 3 : 2) * h->alpha + mc_sr_direct_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }
@@ -1266,8 +1266,7 @@ double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in
     if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
     double p = in->p, I = in->m < (double)slice_max() ? in->m : (double)slice_max();
     double folds = exclusive ? p - 2 : p - 1, out = ((p - 1) * MC_XCORE + 1) / p;
-    double round = h->alpha + in->load * MC_YIELD_ROUND;
-    return 4 * ceil(in->m / I) * round + in->m * 2 * h->beta * (1 + out) + in->m * folds / p * h->gamma;
+    return 4 * ceil(in->m / I) * h->alpha + in->m * 2 * h->beta * (1 + out) + in->m * folds / p * h->gamma;
 }
 
 int mc_sr_scan_ok(const mc_ctx_t *ctx, const mc_args_t *a)
@@ -1303,7 +1302,11 @@ double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t 
     if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
     double I = in->m < (double)slice_max() ? in->m : (double)slice_max();
     double n = ceil(in->m / I), folds = exclusive ? in->p - 2 : in->p - 1;
-    double copy = 2 * h->beta, fold = folds * h->gamma; /* a byte */
+    /* on an oversubscribed node h->gamma charges load times a rank's folds (shm_cost), as
+     * if every rank folded what the last one does; in the chain rank r folds r inputs, about
+     * half of that on average, so the shared cores take max(1, load / 2) times the last's */
+    double chain = in->load > 2 ? 0.5 : in->load > 1 ? 1 / in->load : 1;
+    double copy = 2 * h->beta, fold = folds * h->gamma * chain; /* a byte */
     double first = I * (copy * (in->far ? 1 : MC_XCORE) + fold), later = (in->m - I) * (copy + fold);
-    return (n + 1) * (h->alpha + in->load * MC_YIELD_ROUND) + I * copy + first + later;
+    return (n + 1) * h->alpha + I * copy + first + later;
 }
