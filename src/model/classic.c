@@ -520,8 +520,8 @@ static void slow_intra(mc_profile_t *p, double s)
  * call fits the caches, else at t_copy (CMA copies slow down by the same ratio).
  * On an oversubscribed node (in->load ranks per CPU) the costs charge a rank's share of the
  * work (bytes, folds, system calls) but the ranks' shares add up on the cores: each costs
- * load times more; and a flag round waits for its peers to be scheduled (MC_YIELD_ROUND per
- * unit of load). */
+ * load times more; and a flag round waits for its peers to be scheduled (mc_sched_round:
+ * load - 1 yields, in alpha). */
 static double shm_cost(const mc_alg_t *alg, const mc_profile_t *prof, const mc_cost_in_t *in)
 {
     double w = in->load > 1 ? in->load : 1;

@@ -695,8 +695,8 @@ static inline double mc_sched_round(double load)
  * alpha (the built-in 0.2 us) kept it within MC_MSEL_TOL of shm_ma from 32 KiB. */
 #define MC_POST_ROUND 2.0
 /* The cost of that posting round: MC_POST_ROUND line hand-overs, and one scheduling round
- * on an oversubscribed node (shared-memory costs see h->alpha with MC_YIELD_ROUND per unit
- * of load in it; model/classic.c shm_cost). */
+ * on an oversubscribed node (shared-memory costs see h->alpha with mc_sched_round(load) in
+ * it; model/classic.c shm_cost). */
 static inline double mc_post_round(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     double y = mc_sched_round(in->load), lines = h->alpha - y;
