@@ -323,11 +323,15 @@ static void test_shm_mapping(const mc_profile_t *d)
         s8.p = 8;
         NEAR(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 7 / 8);
         NEAR(mc_cost_eval(exma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 6 / 8);
-        /* at load 4 the windowed scan's fewer rounds win a small scan, the columns a large one */
+        /* at load 4: below 8 KiB the columns are no candidate (the windowed scan's fewer
+         * rounds), from 8 KiB they are, and the columns win a large scan */
         s8.load = 4;
-        s8.m = s8.ms = 1024;
-        CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) <
-                  mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), "scan of 1 KiB at 8 ranks, load 4: shm");
+        s8.m = s8.ms = 4096;
+        CHECK(isinf(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)),
+              "shm_ma: no candidate at 4 KiB");
+        s8.m = s8.ms = 8192;
+        CHECK(isfinite(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)),
+              "shm_ma: a candidate at 8 KiB");
         s8.m = s8.ms = 65536;
         CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) >
                   mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), "scan of 64 KiB at 8 ranks, load 4: shm_ma");

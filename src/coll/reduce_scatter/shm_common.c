@@ -1258,11 +1258,16 @@ double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in)
  * against 7.9-30; 5 ranks scan 256 KiB-1 MiB 85-370 against 106-489, 2-16 KiB 15-19 against
  * 8-20; 6 ranks scan 8 KiB-1 MiB 16-415 against 18-613, 2-4 KiB 15-21 against 9-12; 8 ranks
  * scan 8 KiB-4 MiB 31-2776 against 35-5928, exscan 2 MiB 1075-1101 against 2083-2509, 1-4 KiB
- * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in shm/shm.h). */
+ * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in shm/shm.h). Below
+ * MC_SCAN_MA_MIN_M bytes per rank neither (the same fold rate: the windowed scan's folds
+ * cost less than the model says, and once the costs counted the oversubscribed cores' shared
+ * work, shm_cost, the model took the columns at 4 KiB at 7 and 8 ranks, where `shm` measured
+ * 23-34 us against 32-36 at 8, 11-12.5 against 21 at 7; from 8 KiB they tie or win). */
 #define MC_SCAN_MA_MIN_P 6
+#define MC_SCAN_MA_MIN_M 8192.0
 double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->p > 1 && in->p < MC_SCAN_MA_MIN_P) return INFINITY;
+    if (in->p > 1 && (in->p < MC_SCAN_MA_MIN_P || in->m < MC_SCAN_MA_MIN_M)) return INFINITY;
     if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
     double p = in->p, I = in->m < (double)slice_max() ? in->m : (double)slice_max();
     double folds = exclusive ? p - 2 : p - 1, out = ((p - 1) * MC_XCORE + 1) / p;
