@@ -78,6 +78,15 @@ static size_t slice_max(void)
     return mc_cfg()->shm_slice > 0 ? (size_t)mc_cfg()->shm_slice : (size_t)128 << 10;
 }
 
+/* A call whose steps would pass MC_STEP_MAX goes on in a new op (steps from 1 again), once
+ * every rank finished the last one. */
+static void next_op(mc_shm_t *sh)
+{
+    mc_shm_end(sh);
+    mc_shm_begin(sh);
+    mc_shm_quiesce(sh);
+}
+
 /* ================================================================ movement-avoiding engine
  *
  * Level 1 (every socket s of n_s ranks, or the whole node as one socket): at step j member t
@@ -439,11 +448,7 @@ int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int sock
     if (e.nwin) mc_shm_quiesce(sh);
     /* Steps must stay below MC_STEP_MAX: very long calls continue in a new op. */
     for (size_t w0 = 0, nw; w0 < e.nwin && rc == MPI_SUCCESS; w0 += nw) {
-        if (w0) {
-            mc_shm_end(sh);
-            mc_shm_begin(sh);
-            mc_shm_quiesce(sh);
-        }
+        if (w0) next_op(sh);
         nw = min_sz((MC_STEP_MAX - sh->step0) / (size_t)e.S - 1, e.nwin - w0);
         rc = ma_run(&e, w0, nw);
     }
@@ -1126,9 +1131,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
         const char *src = (const char *)a->sbuf + lo * ext;
         char *dst = (char *)a->rbuf + lo * ext;
         if (w && w % (MC_STEP_MAX - 1) == 0) { /* keep steps in range: continue in a new op */
-            mc_shm_end(sh);
-            mc_shm_begin(sh);
-            mc_shm_quiesce(sh);
+            next_op(sh);
             base = 1;
         }
         uint32_t step = (uint32_t)(w % (MC_STEP_MAX - 1)) + base;
@@ -1205,9 +1208,7 @@ int mc_sr_scan_ma(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
     mc_shm_quiesce(sh);
     for (size_t w = 0, lw = 0; w < nwin && rc == MPI_SUCCESS; w++, lw++) {
         if (lw == per_op) { /* keep steps in range: continue in a new op */
-            mc_shm_end(sh);
-            mc_shm_begin(sh);
-            mc_shm_quiesce(sh);
+            next_op(sh);
             lw = 0;
         }
         size_t lo = w * wn, len = min_sz(wn, n - lo), b = lw % (size_t)nbuf;
@@ -1310,7 +1311,7 @@ double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t 
     /* on an oversubscribed node h->gamma charges load times a rank's folds (shm_cost), as
      * if every rank folded what the last one does; in the chain rank r folds r inputs, about
      * half of that on average, so the shared cores take max(1, load / 2) times the last's */
-    double chain = in->load > 2 ? 0.5 : in->load > 1 ? 1 / in->load : 1;
+    double chain = fmax(1, in->load / 2) / fmax(1, in->load);
     double copy = 2 * h->beta, fold = folds * h->gamma * chain; /* a byte */
     double first = I * (copy * (in->far ? 1 : MC_XCORE) + fold), later = (in->m - I) * (copy + fold);
     return (n + 1) * h->alpha + I * copy + first + later;
