@@ -884,9 +884,12 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
      * alike). On a later family-26 VM whose hwloc reports a shared L3 the pull won at every
      * size (3 launches each, `shm_direct` forced: 64 KiB 3.30-3.45 -> 2.77-2.86 us, 128 KiB
      * 6.23-6.27 -> 4.27-4.38, 1 MiB 40.8-41.3 -> 27.6-28.7, 4 MiB 130-158 -> 106-124). So the
-     * op times both from MC_TRIAL_MIN (MC_TRIAL_ZC_ALLREDUCE; push first, the rule below it and
-     * with MCOLL_SHM_TRIAL=0); the pull also serves CMA paths. */
-    int push = job->dest == MC_SR_ALL && mc_shm_all_zero_copy(sh, 1), zway = -1;
+     * op times both from MC_TRIAL_MIN (MC_TRIAL_ZC_ALLREDUCE; push first, the rule from it with
+     * MCOLL_SHM_TRIAL=0). Below it the results stay in the caches and pulling them there beat
+     * the streamed push (2 ranks, Zen 3 VM, heap buffers written before every call, `shm_direct`
+     * over `shm_ma` forced in one launch, 3 launches each: 16 KiB 0.89-1.03 pulled against
+     * 1.80-1.84 pushed, 8 KiB 0.95-1.04 against 1.76-1.91). The pull also serves CMA paths. */
+    int push = job->dest == MC_SR_ALL && mc_shm_all_zero_copy(sh, 1) && s >= MC_TRIAL_MIN, zway = -1;
     if (push && !tr && mc_trials_on()) {
         mc_trial_t *zt = mc_trial_of(sh, MC_TRIAL_ZC_ALLREDUCE, s, MC_TRIAL_MIN);
         if (zt) tr = zt, zway = mc_trial_way(zt, 2), push = zway == ZC_RED_PUSH, t0 = mc_trial_clock();
