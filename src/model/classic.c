@@ -504,10 +504,12 @@ static double mem_slowdown(const mc_profile_t *prof)
     return prof->c_copy > prof->t_copy && prof->t_copy > 0 ? prof->c_copy / prof->t_copy : 1;
 }
 
-/* The intra-node byte parameters of every model, s times slower. */
+/* The intra-node byte parameters of every model, s times slower; the folds too (gamma is a
+ * rate within the caches: beyond them a fold streams its operands like a copy). */
 static void slow_intra(mc_profile_t *p, double s)
 {
     mc_net_t *x = &p->net[MC_LEVEL_INTRA];
+    p->gamma *= s;
     x->hockney.beta *= s;
     x->loggp.G *= s;
     for (int i = 0; i < x->plogp.n; i++) x->plogp.os[i] *= s, x->plogp.orr[i] *= s, x->plogp.g[i] *= s;
@@ -517,7 +519,9 @@ static void slow_intra(mc_profile_t *p, double s)
  * data-access volume (loads + stores); fed with a point-to-point line they would pay the p2p
  * path's start-up per flag and two copies per byte, and lose everywhere (100-300 % penalties
  * measured before this mapping). Bytes move between the cores' caches at c_copy while the
- * call fits the caches, else at t_copy (CMA copies slow down by the same ratio).
+ * call fits the caches, else at t_copy (CMA copies slow down by the same ratio). The folds
+ * keep the in-cache gamma either way: their loads and stores are in the data-access volume,
+ * which the memory rate already charges.
  * On an oversubscribed node (in->load ranks per CPU) the costs charge a rank's share of the
  * work (bytes, folds, system calls) but the ranks' shares add up on the cores: each costs
  * load times more; and a flag round waits for its peers to be scheduled (mc_sched_round:

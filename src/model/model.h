@@ -39,7 +39,7 @@ typedef struct mc_net {
 typedef struct mc_profile {
     char name[64];
     mc_net_t net[MC_NLEVELS];
-    double gamma;           /* s/byte of a reduction (MPI_SUM of doubles) */
+    double gamma;           /* s/byte of a reduction (MPI_SUM of doubles within the caches) */
     double t_copy, nt_copy; /* temporal and non-temporal copy bandwidth, bytes/s (memory) */
     double c_copy;          /* copy bandwidth of cache-resident data last written by another
                              * core, bytes/s (JSON copy.c_copy, optional: absent = 0 = t_copy

@@ -264,6 +264,14 @@ static void test_shm_mapping(const mc_profile_t *d)
         }
         if (lin) NEAR(mc_cost_eval(lin, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
                       mc_cost_eval(lin, (mc_model_t)m, &q, MC_LEVEL_INTRA, &big));
+        /* a reduction's folds too: gamma is their rate within the caches (mutation: the fold
+         * rate kept beyond them) */
+        const mc_alg_t *rbin = mc_alg_find(MC_REDUCE, "binomial");
+        q.gamma *= 4;
+        if (rbin)
+            NEAR(mc_cost_eval(rbin, (mc_model_t)m, &p, MC_LEVEL_INTRA, &big),
+                 mc_cost_eval(rbin, (mc_model_t)m, &q, MC_LEVEL_INTRA, &big));
+        CHECK(rbin != NULL, "reduce binomial registered");
         /* within the caches nothing is scaled */
         mc_profile_t r = p;
         r.c_copy = 0;
@@ -271,30 +279,39 @@ static void test_shm_mapping(const mc_profile_t *d)
                       mc_cost_eval(lin, (mc_model_t)m, &r, MC_LEVEL_INTRA, &small));
     }
     /* scan / exscan shm, p = 2, 256 KiB: windows of I_max = 128 KiB, 2 beta a byte = 1 / c_copy
-     * (working set 2pm = 1 MiB: in the caches); (n + 1) syncs, the first window copied in,
-     * its copy-out MC_XCORE = 2 times a copy plus the folds (scan 1, exscan none: rank 1 copies
-     * x_0), then the second window's (one copy + folds). gamma = 1 / 4 GB/s (built-in). */
+     * (working set 2pm = 1 MiB: in the caches); (n + 1) syncs and, from 8 KiB, the far votes'
+     * posting round (MC_POST_ROUND syncs), the first window copied in, its copy-out MC_XCORE =
+     * 2 times a copy plus the folds (scan 1, exscan none: rank 1 copies x_0), then the second
+     * window's (one copy + folds). From 3 ranks the last rank reads p - 2 more slots a byte, a
+     * copy each. gamma: the built-in one. */
     const mc_alg_t *scan = mc_alg_find(MC_SCAN, "shm"), *exscan = mc_alg_find(MC_EXSCAN, "shm");
     CHECK(scan && exscan, "scan and exscan shm registered");
     if (scan && exscan) {
-        double I = 128 * 1024, c = I / 4e9, g = I * p.gamma;
+        double I = 128 * 1024, c = I / 4e9, g = I * p.gamma, v = MC_POST_ROUND * 1e-6;
         mc_cost_in_t s2 = {.p = 2, .m = 2 * I, .ms = 2 * I, .radix = 4, .sockets = 1};
-        NEAR(mc_cost_eval(exscan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + 2 * c + c);
-        NEAR(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + (2 * c + g) + (c + g));
+        NEAR(mc_cost_eval(exscan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + v + c + 2 * c + c);
+        NEAR(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s2),
+             3e-6 + v + c + (2 * c + g) + (c + g));
         /* 192 KiB: the second window holds half as much */
         s2.m = s2.ms = 1.5 * I;
-        NEAR(mc_cost_eval(exscan, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + c + 2 * c + c / 2);
-        /* one window of 64 KiB at p = 3: exscan folds once, scan twice */
+        NEAR(mc_cost_eval(exscan, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &s2), 3e-6 + v + c + 2 * c + c / 2);
+        /* 4 KiB: no far votes */
+        s2.m = s2.ms = 4096;
+        NEAR(mc_cost_eval(exscan, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &s2), 2e-6 + 3 * c / 32);
+        /* one window of 64 KiB at p = 3: exscan folds once, scan twice; one more slot read */
         mc_cost_in_t s3 = {.p = 3, .m = I / 2, .ms = I / 2, .radix = 4, .sockets = 1};
-        NEAR(mc_cost_eval(exscan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g / 2));
-        NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3), 2e-6 + c / 2 + (c + g));
+        NEAR(mc_cost_eval(exscan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3),
+             2e-6 + v + c / 2 + (c + c / 2 + g / 2));
+        NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3),
+             2e-6 + v + c / 2 + (c + c / 2 + g));
         /* an oversubscribed node of load 4: each flag round MC_YIELD_ROUND x 3 more (the
-         * other ranks of the waiter's core run first), every copy 4 times (the ranks' shares
-         * add up on the cores), the chain's folds twice (its ranks fold half the last one's
-         * on average) */
+         * other ranks of the waiter's core run first; the votes' round one), every copy 4
+         * times (the ranks' shares add up on the cores), the chain's reads and folds twice
+         * (its ranks fold half the last one's on average) */
         s3.load = 4;
         NEAR(mc_cost_eval(scan, MC_MODEL_HOCKNEY, &p, MC_LEVEL_INTRA, &s3),
-             2 * (1e-6 + 3 * MC_YIELD_ROUND) + 4 * (c / 2 + c) + 2 * g);
+             2 * (1e-6 + 3 * MC_YIELD_ROUND) + v + 3 * MC_YIELD_ROUND + 4 * (c / 2 + c) + 2 * (c / 2) +
+                 2 * g);
         /* a balanced algorithm at load 2.5 (allreduce shm_ma, 5 ranks, 64 KiB: one window of
          * 5 flag rounds): rounds MC_YIELD_ROUND x 1.5 more, the rest (bytes, folds) x 2.5; its
          * direct algorithm on ordinary buffers: one posting round more, MC_POST_ROUND line
@@ -312,8 +329,9 @@ static void test_shm_mapping(const mc_profile_t *d)
              tma + MC_POST_ROUND * a + 1.5 * MC_YIELD_ROUND);
     }
     /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
-     * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy) and 7/8 of
-     * a fold a byte; exscan folds 6/8 */
+     * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy), the
+     * column's reads of the 7 other slots (7/8 of a copy a byte) and 7/8 of a fold a byte;
+     * exscan folds 6/8 */
     const mc_alg_t *ma = mc_alg_find(MC_SCAN, "shm_ma"), *exma = mc_alg_find(MC_EXSCAN, "shm_ma");
     CHECK(ma && exma, "scan and exscan shm_ma registered");
     if (ma && exma && scan) {
@@ -321,17 +339,23 @@ static void test_shm_mapping(const mc_profile_t *d)
         mc_cost_in_t s8 = {.p = 5, .m = 2 * I, .ms = 2 * I, .radix = 4, .sockets = 1};
         CHECK(isinf(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)), "shm_ma: no candidate at 5 ranks");
         s8.p = 8;
-        NEAR(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 7 / 8);
-        NEAR(mc_cost_eval(exma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), 8e-6 + 2 * c * (1 + out) + 2 * g * 6 / 8);
-        /* at load 4: below 8 KiB the columns are no candidate (the windowed scan's fewer
-         * rounds), from 8 KiB they are, and the columns win a large scan */
+        NEAR(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8),
+             8e-6 + 2 * c * (1 + out) + 2 * c * 7 / 8 + 2 * g * 7 / 8);
+        NEAR(mc_cost_eval(exma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8),
+             8e-6 + 2 * c * (1 + out) + 2 * c * 7 / 8 + 2 * g * 6 / 8);
+        /* beyond the caches (a capacity of 1 MiB) the copy-out's hand-overs count one copy
+         * each, at t_copy: four times c */
+        mc_profile_t q = p;
+        q.adapt_c = 1 << 20;
+        NEAR(mc_cost_eval(ma, MC_MODEL_PLOGP, &q, MC_LEVEL_INTRA, &s8),
+             8e-6 + 4 * (2 * c * 2 + 2 * c * 7 / 8) + 2 * g * 7 / 8);
+        /* at load 4: the windowed scan's fewer rounds win at 4 KiB (its far votes start at 8
+         * KiB), and the columns win a large scan */
         s8.load = 4;
         s8.m = s8.ms = 4096;
-        CHECK(isinf(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)),
-              "shm_ma: no candidate at 4 KiB");
-        s8.m = s8.ms = 8192;
-        CHECK(isfinite(mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8)),
-              "shm_ma: a candidate at 8 KiB");
+        CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) <
+                  mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8),
+              "scan of 4 KiB at 8 ranks, load 4: shm");
         s8.m = s8.ms = 65536;
         CHECK(mc_cost_eval(scan, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8) >
                   mc_cost_eval(ma, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &s8), "scan of 64 KiB at 8 ranks, load 4: shm_ma");

@@ -1247,13 +1247,14 @@ double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in)
  * flag that the next window's copy-in waits for, and one for the waits on all ranks, where the
  * windowed scan's rank waits for the lower ranks as they come: one window took that scan's
  * time plus 1.2-1.7 flag rounds at 4-8 ranks on the 2 cores, below), its copy-in (2 beta a
- * byte), its column's folds, and its copy-out, whose (p - 1) / p of the window other cores
- * folded last: with the phases apart nothing overlaps those hand-overs, so each counts
- * MC_XCORE copies (the windowed scan's later windows count one). Below MC_SCAN_MA_MIN_P ranks
- * it is not a candidate (infinite cost; forced, it runs): there the columns' extra copy-out
- * costs about what the folds they spread save, which the built-in profile (a fold at 4 GB/s,
- * a copy within the caches at 25) does not see, and the model offered it from 8 KiB where it
- * won from 128-256 KiB at 4 ranks, 32-128 KiB at 5. Measured (Open MPI, malloc
+ * byte), its column's reads of the other p - 1 slots (a copy a byte each) and folds, and its
+ * copy-out, whose (p - 1) / p of the window other cores folded last: with the phases apart
+ * nothing overlaps those hand-overs, so each counts MC_XCORE copies within the caches (one
+ * beyond them, as the windowed scan's). Below MC_SCAN_MA_MIN_P ranks it is not a candidate
+ * (infinite cost; forced, it runs): there the columns' extra copy-out costs about what the
+ * reads and folds they spread save, which the model does not resolve (it offered the columns
+ * from 8-16 KiB at 2-5 ranks, where they won from 128-256 KiB at 4 ranks, 32-128 KiB at 5 and
+ * nowhere at 2). Measured (Open MPI, malloc
  * buffers, 2 launches each, forced, `shm_ma` against `shm`, us): 2 ranks scan 256 KiB-4 MiB
  * 20-373 against 17-286 (copy-in and copy-out 4s a rank, folds s/2, where `shm`'s rank 0
  * copies 4s while rank 1 folds 3s), 8-128 KiB 0.97-9.3 against 1.0-10.1, 1-4 KiB 0.29-0.74
@@ -1262,20 +1263,18 @@ double mc_sr_scan_ma_dav(int exclusive, const mc_cost_in_t *in)
  * against 7.9-30; 5 ranks scan 256 KiB-1 MiB 85-370 against 106-489, 2-16 KiB 15-19 against
  * 8-20; 6 ranks scan 8 KiB-1 MiB 16-415 against 18-613, 2-4 KiB 15-21 against 9-12; 8 ranks
  * scan 8 KiB-4 MiB 31-2776 against 35-5928, exscan 2 MiB 1075-1101 against 2083-2509, 1-4 KiB
- * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in shm/shm.h). Below
- * MC_SCAN_MA_MIN_M bytes per rank neither (the same fold rate: the windowed scan's folds
- * cost less than the model says, and once the costs counted the oversubscribed cores' shared
- * work, shm_cost, the model took the columns at 4 KiB at 7 and 8 ranks, where `shm` measured
- * 23-34 us against 32-36 at 8, 11-12.5 against 21 at 7; from 8 KiB they tie or win). */
+ * 29-36 against 16-26 (a flag round there: MC_YIELD_ROUND in shm/shm.h). At 6-8 ranks the
+ * model keeps the windowed scan below 8 KiB per rank (its two flag rounds, no far votes
+ * there), where `shm` measured 23-34 us against 32-36 at 8, 11-12.5 against 21 at 7. */
 #define MC_SCAN_MA_MIN_P 6
-#define MC_SCAN_MA_MIN_M 8192.0
 double mc_sr_scan_ma_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->p > 1 && (in->p < MC_SCAN_MA_MIN_P || in->m < MC_SCAN_MA_MIN_M)) return INFINITY;
+    if (in->p > 1 && in->p < MC_SCAN_MA_MIN_P) return INFINITY;
     if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
     double p = in->p, I = in->m < (double)slice_max() ? in->m : (double)slice_max();
-    double folds = exclusive ? p - 2 : p - 1, out = ((p - 1) * MC_XCORE + 1) / p;
-    return 4 * ceil(in->m / I) * h->alpha + in->m * 2 * h->beta * (1 + out) + in->m * folds / p * h->gamma;
+    double folds = exclusive ? p - 2 : p - 1, out = in->far ? 1 : ((p - 1) * MC_XCORE + 1) / p;
+    double cols = (p - 1) / p * 2 * h->beta + folds / p * h->gamma; /* a byte: peers' columns read, folded */
+    return 4 * ceil(in->m / I) * h->alpha + in->m * 2 * h->beta * (1 + out) + in->m * cols;
 }
 
 int mc_sr_scan_ok(const mc_ctx_t *ctx, const mc_args_t *a)
@@ -1294,10 +1293,16 @@ double mc_sr_scan_dav(int exclusive, const mc_cost_in_t *in)
 
 /* The last rank's path: windows of I = min(s, I_max) bytes; the first is copied in (2 beta a
  * byte), then combined from the slots while the writers copy in the next (a pipeline, one
- * flag round a window). Its folds: scan p - 1 (red3 and red2s), exscan p - 2 (rank 1 of an
- * exscan only copies x_0). The first window's hand-over (written by one core, then read by
- * another, with nothing to overlap) counts MC_XCORE copies within the caches, the later
- * windows' one. Measured at 2 ranks (malloc buffers, hot, Open MPI, `--alg linear,shm`,
+ * flag round a window); from SCAN_FAR_MIN bytes the call opens with the far votes' posting
+ * round. Its folds: scan p - 1 (red3 and red2s), exscan p - 2 (rank 1 of an exscan only
+ * copies x_0), reading p - 1 slots other cores wrote: the first read is the hand-over (a
+ * copy; the first window's, written by one core, then read by another, with nothing to
+ * overlap, counts MC_XCORE copies within the caches), the other p - 2 a copy each, and gamma
+ * the folds' arithmetic (the fold rate within the caches). Without the votes and those reads
+ * the model had costed the windowed scan below the column-split one wherever the built-in fold
+ * rate was raised from 4 GB/s (e.g. 6 ranks, exscan 8-16 KiB and scan 4 MiB, where `shm_ma`
+ * measured 2-70 % ahead: at 8 KiB the windowed scan's time doubles from 4 KiB, its round
+ * of votes). Measured at 2 ranks (malloc buffers, hot, Open MPI, `--alg linear,shm`,
  * exscan: no fold) against the built-in profile's 2 beta = 1/25 GB/s: with temporal copy-in,
  * 32 KiB 4.6 us (model 4.3), 64 KiB 9.4 (8.3), 128 KiB 16.8 (16.1), 256 KiB 20 (21.6), 1 MiB
  * 41 (54); with the hand-overs streamed below the L2s (mc_handover_nt) 4.1, 7.6, 13.3, 27
@@ -1311,11 +1316,13 @@ double mc_sr_scan_cost(int exclusive, const mc_hockney_t *h, const mc_cost_in_t 
     if (in->p < 2 || in->m <= 0) return exclusive ? 0 : 2 * h->beta * in->m;
     double I = in->m < (double)slice_max() ? in->m : (double)slice_max();
     double n = ceil(in->m / I), folds = exclusive ? in->p - 2 : in->p - 1;
-    /* on an oversubscribed node h->gamma charges load times a rank's folds (shm_cost), as
-     * if every rank folded what the last one does; in the chain rank r folds r inputs, about
-     * half of that on average, so the shared cores take max(1, load / 2) times the last's */
+    /* on an oversubscribed node h->gamma and h->beta charge load times a rank's reads and
+     * folds (shm_cost), as if every rank did what the last one does; in the chain rank r
+     * folds r inputs, about half of that on average, so the shared cores take
+     * max(1, load / 2) times the last's */
     double chain = fmax(1, in->load / 2) / fmax(1, in->load);
-    double copy = 2 * h->beta, fold = folds * h->gamma * chain; /* a byte */
+    double copy = 2 * h->beta, fold = ((in->p - 2) * copy + folds * h->gamma) * chain; /* a byte */
     double first = I * (copy * (in->far ? 1 : MC_XCORE) + fold), later = (in->m - I) * (copy + fold);
-    return (n + 1) * h->alpha + I * copy + first + later;
+    double votes = in->m >= (double)SCAN_FAR_MIN ? mc_post_round(h, in) : 0; /* the far votes' round */
+    return (n + 1) * h->alpha + votes + I * copy + first + later;
 }
