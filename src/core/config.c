@@ -15,7 +15,7 @@
     {"MCOLL_" UP "_RADIX", MC_CFG_INT, "", "number of chains of the k-chain " lo " tree (>= 2)"},
 
 static const mc_cfg_var_t vars[] = {
-    {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class)"},
+    {"MCOLL_VERBOSE", MC_CFG_INT, "0", "1: explain each algorithm decision once per (comm, collective, size class, and the model's order: heap or ordinary buffers)"},
     {"MCOLL_STATS", MC_CFG_BOOL, "0", "1: print per-collective counters from rank 0 at MPI_Finalize (sessions alone: rank 0's own at the last MPI_Session_finalize)"},
     {"MCOLL_RULES", MC_CFG_STR, "", "rules file whose rows take precedence over the default selection (README, Tuning and models)"},
     {"MCOLL_SELECT", MC_CFG_STR, "model", "default selection: model (cheapest applicable algorithm under MCOLL_MODEL and MCOLL_PROFILE) or table (the built-in measured rule table)"},

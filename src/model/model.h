@@ -85,13 +85,23 @@ double mc_profile_capacity(const mc_profile_t *prof, int p);
 /* Whether a rank's buffers are in the shared heap is known only at the call, by that rank,
  * and every rank must choose alike; so a decision costs each candidate both ways and orders
  * them by the cost with ordinary buffers (CMA single copies), except that among the candidates
- * within MC_MSEL_TOL of the cheapest one the cheapest with zero copy goes first. Ordinary
+ * within a tolerance of the cheapest one the cheapest with zero copy goes first. Ordinary
  * buffers then lose at most that much (in the model) and buffers in the shared heap get the
- * zero-copy algorithm. The run-time model selection (src/select/model.c) and the model-built
- * rules files (mcoll-tune model) decide so. */
+ * zero-copy algorithm. The model-built rules files (mcoll-tune model) decide so with
+ * MC_MSEL_TOL; the run-time model selection (src/select/model.c) with MC_MSEL_TOL once a
+ * direct algorithm's posting round showed a buffer outside the heap, and with MC_MSEL_ZTOL
+ * until then. */
 #define MC_MSEL_TOL 0.03
 /* Whether a candidate costing t (ordinary buffers) is within MC_MSEL_TOL of the cheapest, best. */
 static inline int mc_msel_near(double t, double best) { return t <= best * (1 + MC_MSEL_TOL); }
+/* The direct algorithms cost ordinary buffers their posting round more than the algorithm they
+ * then run, and that round weighs 10-20 % of the cost where their zero-copy path already gains
+ * on the heap: at 2 ranks allreduce, reduce and reduce_scatter_block of 16-32 KiB (the round
+ * 13-19 % of shm_ma's cost; zero copy measured 3-40 % faster, heap buffers written before
+ * every call), at 4 ranks on 2 cores of 64-256 KiB (7-15 %; 10-20 % faster). Within
+ * MC_MSEL_TOL, with the fold rate of profile.c, the direct algorithms come first from 128 KiB
+ * at 2 ranks and 256-512 KiB at 3-8. */
+#define MC_MSEL_ZTOL 0.20
 
 /* Time in seconds of `alg` for the cost input under `model` with the profile's parameters of
  * `level`. Shared-memory algorithms (alg->dav set): their .cost with alpha = shm_sync,

@@ -18,6 +18,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../model/model.h"
+#include "../shm/shm.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,7 +36,8 @@ typedef struct cand {
     long seg;           /* segment size (0 = unsegmented) */
     double t;           /* predicted seconds (size-independent lists: the score) */
     double t0;          /* predicted seconds with every buffer in the shared heap */
-    int near;           /* t within MC_MSEL_TOL of the list's cheapest (of its class, pref) */
+    double key;         /* what the list is ordered by (build) */
+    int near;           /* t within the list's tolerance of its cheapest (of its class, pref) */
     int pref;           /* an oversubscribed node's preferred class (prefer) */
 } cand_t;
 
@@ -45,7 +47,7 @@ typedef struct list {
 } list_t;
 
 struct mc_msel {
-    list_t *l[MC_NCOLL][NCLASS];   /* built on first use */
+    list_t *l[MC_NCOLL][NCLASS][2]; /* built on first use; [1]: ordered for ordinary buffers */
     list_t *any[MC_NCOLL];         /* size-independent lists (mc_coll_bytes_vary) */
 };
 
@@ -74,13 +76,19 @@ int mc_msel_enabled(void)
     return use_model;
 }
 
-void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n)
+int mc_msel_ordinary(const mc_ctx_t *ctx, mc_coll_t c)
+{
+    return ctx->shm && mc_shm_ordinary(ctx->shm, c);
+}
+
+void mc_msel_describe(mc_coll_t c, double t, int ord, char *buf, size_t n)
 {
     pthread_once(&once, init);
     if (mc_coll_bytes_vary(c))
         snprintf(buf, n, "model %s, profile %s: score %.3g over the sizes", mc_model_name(model), prof->name, t);
     else
-        snprintf(buf, n, "model %s, profile %s: %.3g us", mc_model_name(model), prof->name, t * 1e6);
+        snprintf(buf, n, "model %s, profile %s: %.3g us, %s", mc_model_name(model), prof->name, t * 1e6,
+                 ord ? "ordered for ordinary buffers" : "ordered for buffers in the shared heap");
 }
 
 static double class_bytes(int k)
@@ -93,7 +101,7 @@ static int cmp_cand(const void *x, const void *y)
     const cand_t *a = x, *b = y;
     if (a->pref != b->pref) return b->pref - a->pref;
     if (a->near != b->near) return b->near - a->near;
-    if (a->near && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
     if (a->t != b->t) return a->t < b->t ? -1 : 1;
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
@@ -134,15 +142,22 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
      * expensive part of a list and the two costs were not compared there */
     double t = cost_of(ctx, alg, m, seg, 0), t0 = ctx->nnodes <= 1 ? cost_of(ctx, alg, m, seg, -1) : t;
     if (l->n < MAXCAND && isfinite(t) && t >= 0)
-        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0, 0};
 }
 
-/* Both costs of every candidate, ordered as MC_MSEL_TOL (model.h) says: the reductions'
- * shm_direct costs one flag round more than shm_ma with ordinary buffers (it runs shm_ma after
- * finding them) and about half of it on the heap; the data-movement shm_direct costs its pipe
- * plus one flag round with ordinary buffers beyond the caches (it stages). */
-
-static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
+/* Both costs of every candidate, ordered by the cost with ordinary buffers (t), except that
+ * among the candidates within a tolerance of the cheapest one the cheapest with zero copy (t0)
+ * goes first (model.h). Whether the buffers are in the shared heap is known only at the call,
+ * by each rank, and every rank must choose alike; but a direct algorithm's posting round
+ * shows every rank the same answer for all (mc_shm_post_round), which the region keeps per
+ * collective (mc_shm_ordinary). Until a round found an ordinary buffer the tolerance is
+ * MC_MSEL_ZTOL, so heap buffers keep the zero-copy path where its posting round weighs on
+ * ordinary ones; after that, for MC_ORDINARY_LAPSE ops of the region (then a call finds out
+ * again), MC_MSEL_TOL. A wrong guess of heap buffers costs a call the round: the reductions'
+ * shm_direct on ordinary buffers runs shm_ma after it, the data movers' stage or copy by CMA.
+ * (Before, MC_MSEL_TOL served both kinds, and heap buffers lost zero copy where the round
+ * cost ordinary ones more than that.) */
+static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
 {
     double m = class_bytes(k), best = INFINITY;
     list_t *l = malloc(sizeof *l + MAXCAND * sizeof(cand_t));
@@ -156,9 +171,14 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k)
             if (MC_MSEL_SEGS[s] < m) add(l, ctx, alg, i, m, MC_MSEL_SEGS[s]);
     }
     int pref = prefer(ctx, l);
+    double tol = ordinary ? MC_MSEL_TOL : MC_MSEL_ZTOL;
     for (int j = 0; j < l->n; j++)
         if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
-    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].pref == pref && mc_msel_near(l->c[j].t, best);
+    for (int j = 0; j < l->n; j++) {
+        cand_t *x = &l->c[j];
+        x->near = x->pref == pref && x->t <= best * (1 + tol);
+        x->key = x->near ? x->t0 : x->t;
+    }
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
@@ -182,10 +202,12 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0, 0};
     }
-    for (int j = 0; j < l->n; j++)
+    for (int j = 0; j < l->n; j++) {
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);
+        l->c[j].key = l->c[j].t;
+    }
     prefer(ctx, l);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
@@ -197,13 +219,15 @@ const mc_alg_t *mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
 {
     if (!ctx->msel && !(ctx->msel = calloc(1, sizeof *ctx->msel))) return NULL;
     list_t **lp, *l;
+    int ord = 1; /* *t: the cost of the list's order (a size-independent list: its score) */
     if (mc_coll_bytes_vary(a->coll)) {
         lp = &ctx->msel->any[a->coll];
         if (!(l = *lp) && !(l = *lp = build_any(ctx, a->coll))) return NULL;
     } else {
         int k = mc_size_class(a->bytes);
-        lp = &ctx->msel->l[a->coll][k];
-        if (!(l = *lp) && !(l = *lp = build(ctx, a->coll, k))) return NULL;
+        ord = mc_msel_ordinary(ctx, a->coll);
+        lp = &ctx->msel->l[a->coll][k][ord];
+        if (!(l = *lp) && !(l = *lp = build(ctx, a->coll, k, ord))) return NULL;
     }
     int verbose = mc_cfg()->verbose;
     for (int i = 0; i < l->n; i++) {
@@ -214,7 +238,7 @@ const mc_alg_t *mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t)
         }
         if (mc_alg_applicable(c->ptr, ctx, a)) {
             *index = c->alg;
-            *t = c->t;
+            *t = ord ? c->t : c->t0;
             return c->ptr;
         }
     }
@@ -231,7 +255,7 @@ const mc_profile_t *mc_msel_profile(int *m)
 void mc_msel_free(struct mc_msel *m)
 {
     for (int c = 0; m && c < MC_NCOLL; c++) {
-        for (int k = 0; k < NCLASS; k++) free(m->l[c][k]);
+        for (int k = 0; k < NCLASS; k++) free(m->l[c][k][0]), free(m->l[c][k][1]);
         free(m->any[c]);
     }
     free(m);

@@ -224,10 +224,13 @@ static inline void params_for(mc_args_t *a, const mc_alg_t *alg, const mc_rule_t
     if (!alg || (alg->flags & (MC_ALG_SEGMENTED | MC_ALG_RADIX)) || mc_cfg()->verbose) set_params(a, r);
 }
 
-static void explain_once(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
+/* Once per size class and order of the model's candidates (variant: mc_msel_ordinary; the
+ * bits above 32 of ctx->explained): a decision taken again once the buffers' kind is known is
+ * explained too. */
+static void explain_once(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why, int variant)
 {
     if (ctx->rank != 0) return;
-    uint64_t bit = (uint64_t)1 << mc_size_class(a->bytes);
+    uint64_t bit = (uint64_t)1 << (mc_size_class(a->bytes) + 32 * variant);
     if (ctx->explained[a->coll] & bit) return;
     ctx->explained[a->coll] |= bit;
     mc_info("%s: %zu bytes/rank, p=%d%s -> %s (%s; segsize %ld, radix %d)", mc_coll_name(a->coll),
@@ -237,7 +240,7 @@ static void explain_once(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg,
 
 static inline void explain(mc_ctx_t *ctx, const mc_args_t *a, const mc_alg_t *alg, const char *why)
 {
-    if (mc_cfg()->verbose) explain_once(ctx, a, alg, why);
+    if (mc_cfg()->verbose) explain_once(ctx, a, alg, why, 0);
 }
 
 /* The first MCOLL_RULES row covering the call whose algorithm applies: 1 with *out set
@@ -283,10 +286,11 @@ static const mc_alg_t *choose(mc_ctx_t *ctx, mc_args_t *a, int *index)
     if (file_rule(ctx, a, index, declined, &alg)) return alg;
     if (mc_msel_enabled() && (alg = mc_msel_pick(ctx, a, index, &t))) {
         if (mc_cfg()->verbose) {
-            char why[192], what[128];
-            mc_msel_describe(a->coll, t, what, sizeof what);
+            char why[224], what[160];
+            int ord = mc_msel_ordinary(ctx, a->coll);
+            mc_msel_describe(a->coll, t, ord, what, sizeof what);
             snprintf(why, sizeof why, "%s%s", declined ? "forced algorithm not applicable; " : "", what);
-            explain(ctx, a, alg, why);
+            explain_once(ctx, a, alg, why, ord);
         }
         return alg;
     }

@@ -41,14 +41,17 @@ typedef struct mc_rule {
     int min_nodes;          /* only on communicators spanning at least this many nodes (0 = any) */
 } mc_rule_t;
 int mc_rule_count(void);
-/* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: the cheapest
- * applicable candidate, with its registry index in *index, a->segsize/radix set and its
- * predicted time in *t (gatherv, scatterv, alltoallv: its size-independent score); NULL when
- * no candidate applies. */
+/* Model-built decisions (model.c). enabled: MCOLL_SELECT is not "table". pick: the first
+ * applicable candidate in the order of mc_msel_ordinary, with its registry index in *index,
+ * a->segsize/radix set and its predicted time in *t (with zero copy in the heap order;
+ * gatherv, scatterv, alltoallv: its size-independent score); NULL when no candidate applies. */
 int mc_msel_enabled(void);
 const mc_alg_t *mc_msel_pick(mc_ctx_t *ctx, mc_args_t *a, int *index, double *t);
-/* The explain text of a model decision with value t (mc_msel_pick's *t). */
-void mc_msel_describe(mc_coll_t c, double t, char *buf, size_t n);
+/* Which order decides the calls of c on ctx: 1 once a posting round found a buffer outside the
+ * shared heap (for a while: mc_shm_ordinary), 0 while the buffers may be in the heap. */
+int mc_msel_ordinary(const mc_ctx_t *ctx, mc_coll_t c);
+/* The explain text of a model decision with value t (mc_msel_pick's *t) in order ord. */
+void mc_msel_describe(mc_coll_t c, double t, int ord, char *buf, size_t n);
 /* The profile and model (an mc_model_t) the default selection uses (MCOLL_PROFILE, MCOLL_MODEL):
  * the other cost models of the library (neighbor strategies) take their parameters from it. */
 struct mc_profile;

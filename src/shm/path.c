@@ -56,6 +56,7 @@ void mc_shm_post(mc_shm_t *sh, int slot, const void *buf, size_t len)
         p->heap_id = 0;
     }
     p->votes = 0;
+    sh->posted |= 1u << slot;
 }
 
 void mc_shm_vote(mc_shm_t *sh, int slot, unsigned vote) { mc_post(sh, sh->r, slot)->votes |= vote; }
@@ -161,6 +162,21 @@ int mc_shm_all_zero_copy(mc_shm_t *sh, int slot)
         if (q->len && q->heap_off < 0) return 0;
     }
     return 1;
+}
+
+int mc_shm_posts_zero_copy(mc_shm_t *sh)
+{
+    int any = 0, zero = zero_allowed(mc_shm_path());
+    for (int slot = 0; slot < MC_NPOST; slot++) {
+        if (!(sh->posted & (1u << slot))) continue;
+        for (int k = 0; k < sh->p; k++) {
+            const mc_post_t *q = mc_post(sh, k, slot);
+            if (!q->len) continue;
+            if (q->heap_off < 0 || !zero) return 0;
+            any = 1;
+        }
+    }
+    return any ? 1 : -1;
 }
 
 int mc_shm_direct_agreed(mc_shm_t *sh, int slot)

@@ -155,6 +155,7 @@ typedef struct mc_shm {
     int cont;                /* the next mc_shm_begin continues this op (mc_shm_continue) */
     size_t step_len;         /* payload this rank last wrote after its STEP line (mc_shm_end claims as much) */
     uint64_t step_op;        /* the op it was written in */
+    unsigned posted;         /* slots this rank posted in this op (mc_shm_post; bit per slot) */
     /* sockets (real from hwloc, or virtual: MCOLL_VSOCKET_SIZE consecutive local ranks) */
     int nsock, sock;         /* number of sockets, this rank's socket */
     int *sock_of;            /* [p] socket of every local rank */
@@ -182,6 +183,11 @@ typedef struct mc_shm {
     int trial_last;          /* the way the last timed call ran (-1: none; tests) */
     int stage_t;             /* this op's pipe copies in with temporal stores in the hand-over
                               * band: the movers' trial chose that way (allgatherv/shm_common.c) */
+    unsigned char ordinary[MC_NCOLL]; /* the last posting round of the collective found a buffer
+                                       * outside the shared heap (mc_shm_post_round): the model selection
+                                       * orders its candidates for ordinary buffers (select/model.c); the
+                                       * same on every rank */
+    uint64_t ordinary_until;          /* the op at which those verdicts lapse (0: none set) */
 } mc_shm_t;
 
 /* ---------------------------------------------------------------- region (region.c) */
@@ -568,11 +574,26 @@ void mc_shm_vote(mc_shm_t *sh, int slot, unsigned vote);
  * (mc_shm_post_round). */
 int mc_shm_voted(mc_shm_t *sh, int slot, unsigned vote);
 int mc_shm_all_voted(mc_shm_t *sh, int slot, unsigned vote);
-/* The posting round of a direct op, after its mc_shm_post of slot 0: adds MC_VOTE_FAR to that
- * post when this rank finds the node far, raises STEP 1 and waits for every rank's, timing
- * the next rank's flag (a distance sample, latency.c: every direct op takes one); then
- * sh->far_all tells whether every rank voted far. */
-void mc_shm_post_round(mc_shm_t *sh);
+/* The posting round of a direct op of collective coll, after its mc_shm_post of slot 0: adds
+ * MC_VOTE_FAR to that post when this rank finds the node far, raises STEP 1 and waits for
+ * every rank's, timing the next rank's flag (a distance sample, latency.c: every direct op
+ * takes one); then sh->far_all tells whether every rank voted far, and sh->ordinary[coll]
+ * whether some buffer posted in this op lies outside the shared heap (unchanged when the op
+ * posted none). */
+void mc_shm_post_round(mc_shm_t *sh, mc_coll_t coll);
+/* The buffers posted in this op, on every rank: -1 none (every post empty), 1 every one zero
+ * copy (in its poster's shared heap, and zero copy allowed), 0 some not. The same on every
+ * rank after the posting round. */
+int mc_shm_posts_zero_copy(mc_shm_t *sh);
+/* A verdict of ordinary buffers (sh->ordinary) holds for MC_ORDINARY_LAPSE ops of the region,
+ * then every collective's lapses at once: the next call of each is ordered for heap buffers
+ * again, and a direct algorithm chosen so posts its buffers, finding out whether they are in
+ * the heap now. */
+#define MC_ORDINARY_LAPSE 256
+static inline int mc_shm_ordinary(const mc_shm_t *sh, mc_coll_t c)
+{
+    return sh->ordinary[c];
+}
 /* A direct op on the posts `slot` may go ahead: every post is reachable, no poster voted
  * MC_VOTE_PIPE and, unless every one is zero copy or MCOLL_SHM_PATH=cma, none voted to stage,
  * nor MC_VOTE_RING while some post is not fast by CMA. The same answer on every rank, from

@@ -1,10 +1,12 @@
 /* Flags, waits and the node barrier. Publication is a release store of a sequence number
  * that only grows; waiting is an acquire load until the number is reached. */
-#include "shm.h"
 #include "../core/config.h"
+#include "../select/select.h"
+#include "shm.h"
 #include <assert.h>
 #include <limits.h>
 #include <sched.h>
+#include <string.h>
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -115,7 +117,28 @@ void mc_shm_wait_probe(mc_shm_t *sh, _Atomic uint64_t *f, uint64_t target)
     mc_wait_flag(f, target);
 }
 
-void mc_shm_post_round(mc_shm_t *sh)
+/* What this op's posting round showed about coll's buffers (see mc_shm_ordinary): a change
+ * voids the remembered choices, whose order it moves. */
+static void learn_buffers(mc_shm_t *sh, mc_coll_t coll)
+{
+    int zc = mc_shm_posts_zero_copy(sh);
+    if (zc < 0) return;
+    if (sh->ordinary[coll] != !zc) {
+        sh->ordinary[coll] = (unsigned char)!zc;
+        mc_sel_changed();
+    }
+    if (!zc && !sh->ordinary_until) sh->ordinary_until = sh->op + MC_ORDINARY_LAPSE;
+}
+
+/* The verdicts of ordinary buffers lapse (at the same op on every rank). */
+static void lapse_ordinary(mc_shm_t *sh)
+{
+    memset(sh->ordinary, 0, sizeof sh->ordinary);
+    sh->ordinary_until = 0;
+    mc_sel_changed();
+}
+
+void mc_shm_post_round(mc_shm_t *sh, mc_coll_t coll)
 {
     assert(!sh->step0);
     if (mc_shm_far(sh)) mc_shm_vote(sh, 0, MC_VOTE_FAR);
@@ -126,6 +149,7 @@ void mc_shm_post_round(mc_shm_t *sh)
     sh->far_others = 0;
     for (int k = 0; k < sh->p; k++)
         if (k != sh->r && (mc_post(sh, k, 0)->votes & MC_VOTE_FAR)) sh->far_others = 1;
+    learn_buffers(sh, coll);
 }
 
 uint64_t mc_shm_begin(mc_shm_t *sh)
@@ -136,7 +160,9 @@ uint64_t mc_shm_begin(mc_shm_t *sh)
         return sh->op;
     }
     sh->step0 = 0;
-    return ++sh->op;
+    sh->posted = 0;
+    if (++sh->op == sh->ordinary_until) lapse_ordinary(sh);
+    return sh->op;
 }
 
 void mc_shm_continue(mc_shm_t *sh) { sh->cont = 1; }

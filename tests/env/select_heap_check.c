@@ -10,9 +10,19 @@
  * would cost ordinary buffers more than the tolerance). Results are checked against closed
  * forms; the sums over ranks use PMPI, not the library under test.
  * --malloc-shared: libmcoll-malloc.so is preloaded, so malloc's 1 MiB buffers are heap buffers
- * too and must take the zero-copy path (its 4 KiB ones stay glibc's). */
-#include <mcoll.h>
+ * too and must take the zero-copy path (its 4 KiB ones stay glibc's).
+ *
+ * The kind of buffers, learned per collective from a direct algorithm's posting round: heap
+ * buffers keep shm_direct within MC_MSEL_ZTOL of the cheapest on ordinary buffers, ordinary
+ * ones within MC_MSEL_TOL (model.h). For allreduce and reduce of 4 KiB-1 MiB: heap buffers
+ * (after a call that shows them) run shm_direct wherever malloc ones do (after a call that
+ * shows those), and at some size only they do; every rank makes the same choices; results are
+ * exact. At such a size the verdict of malloc buffers then holds for MC_ORDINARY_LAPSE ops of
+ * the node region: heap calls run another algorithm, until the lapse lets one post its
+ * buffers again and take shm_direct from then on. */
+#include "shm/shm.h"
 #include <math.h>
+#include <mcoll.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +98,79 @@ static void one(const char *coll, size_t n, int heap)
     else free(a), free(b);
 }
 
+/* One call (allreduce, or reduce to root 0) of n floats x_r[i] = r + i % 7 from a or b, checked;
+ * returns the algorithm it ran, the same on every rank (else a failure). */
+static const char *call(const char *coll, float *x, float *y, size_t n, const char *what)
+{
+    char msg[160];
+    int is_reduce = !strcmp(coll, "reduce");
+    for (size_t i = 0; i < n; i++) x[i] = (float)(rank + (int)(i % 7)), y[i] = -1;
+    if (is_reduce)
+        MPI_Reduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+        MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (size_t i = 0; (!is_reduce || rank == 0) && i < n; i++) {
+        float want = (float)(size * (size - 1) / 2 + size * (int)(i % 7));
+        if (y[i] != want) {
+            snprintf(msg, sizeof msg, "wrong result %g at %zu, expected %g", y[i], i, want);
+            fail(what, msg);
+            break;
+        }
+    }
+    const char *alg = mcoll_last_alg(coll);
+    unsigned h = 5381, lo, hi;
+    for (const char *c = alg ? alg : ""; *c; c++) h = h * 33 + (unsigned char)*c;
+    PMPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED, MPI_MIN, MPI_COMM_WORLD);
+    PMPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi) fail(what, "the ranks ran different algorithms");
+    return alg ? alg : "(none)";
+}
+
+static int is_direct(const char *alg)
+{
+    return !strcmp(alg, "shm_direct");
+}
+
+static void band(const char *coll)
+{
+    size_t big = (size_t)1 << 18;
+    float *ha = mcoll_malloc(big * sizeof(float)), *hb = mcoll_malloc(big * sizeof(float));
+    float *ma = malloc(big * sizeof(float)), *mb = malloc(big * sizeof(float));
+    char what[96], msg[160];
+    size_t only = 0;
+    if (!ha || !hb || !ma || !mb) {
+        fail(coll, "no memory");
+        goto out;
+    }
+    for (size_t n = 1024; n <= big; n *= 2) {
+        snprintf(what, sizeof what, "%s of %zu bytes", coll, n * sizeof(float));
+        call(coll, ha, hb, n, what); /* shows heap buffers (when it posts) */
+        int heap = is_direct(call(coll, ha, hb, n, what));
+        call(coll, ma, mb, n, what); /* shows malloc buffers (when it posts) */
+        int mal = is_direct(call(coll, ma, mb, n, what));
+        if (mal && !heap) fail(what, "shm_direct for malloc buffers but not for heap ones");
+        if (heap && !mal && !only) only = n;
+    }
+    if (!only) {
+        fail(coll, "no size where only heap buffers run shm_direct");
+        goto out;
+    }
+    if (!rank) printf("%s: only heap buffers run shm_direct at %zu bytes\n", coll, only * sizeof(float));
+    /* at that size: heap (direct), malloc (a direct call that finds them), then heap calls */
+    snprintf(what, sizeof what, "%s of %zu bytes, the lapse", coll, only * sizeof(float));
+    call(coll, ha, hb, only, what);
+    call(coll, ma, mb, only, what);
+    int first = -1;
+    for (int k = 1; k <= 2 * MC_ORDINARY_LAPSE && first < 0; k++)
+        if (is_direct(call(coll, ha, hb, only, what))) first = k;
+    snprintf(msg, sizeof msg, "heap calls after malloc ones took shm_direct from call %d, expected 2..%d",
+             first, MC_ORDINARY_LAPSE + 1);
+    if (first < 2 || first > MC_ORDINARY_LAPSE + 1) fail(what, msg);
+    if (!is_direct(call(coll, ha, hb, only, what))) fail(what, "the heap verdict did not hold");
+out:
+    mcoll_free(ha), mcoll_free(hb), free(ma), free(mb);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -98,6 +181,10 @@ int main(int argc, char **argv)
         one("allreduce", 1 << 18, heap);
         one("reduce", 1 << 18, heap);
         one("allreduce", 1024, heap);
+    }
+    if (!malloc_shared && size > 1) {
+        band("allreduce");
+        band("reduce");
     }
     int all;
     PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -547,16 +547,17 @@ static int alltoallv_pipe(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb, 
  * every post reachable, and no vote to stage unless all is zero copy or, for MV_STAGE_CMA,
  * every post fast by CMA); 0 when not (nothing was read): the caller then runs the pipe
  * instead, which continues the op (mc_shm_continue; unless MV_POSTS_AGAIN: the op ends). */
-static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
-                        const void *buf1, size_t len1);
-static int direct_open(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage)
+static int direct_open2(mc_shm_t *sh, mc_coll_t coll, const void *buf, size_t len, const size_t *table,
+                        int stage, const void *buf1, size_t len1);
+static int direct_open(mc_shm_t *sh, mc_coll_t coll, const void *buf, size_t len, const size_t *table,
+                       int stage)
 {
-    return direct_open2(sh, buf, len, table, stage, NULL, 0);
+    return direct_open2(sh, coll, buf, len, table, stage, NULL, 0);
 }
 
 /* The same, also posting buf1 (slot 1) when given: peers may write there. */
-static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t *table, int stage,
-                        const void *buf1, size_t len1)
+static int direct_open2(mc_shm_t *sh, mc_coll_t coll, const void *buf, size_t len, const size_t *table,
+                        int stage, const void *buf1, size_t len1)
 {
     mc_shm_begin(sh);
     /* the posts are shared data too: a slower rank may still read our previous post (to
@@ -579,7 +580,7 @@ static int direct_open2(mc_shm_t *sh, const void *buf, size_t len, const size_t 
     }
     if (buf1) mc_shm_post(sh, 1, buf1, len1);
     mc_trial_publish(sh);
-    mc_shm_post_round(sh);
+    mc_shm_post_round(sh, coll);
     mc_trial_collect(sh);
     if (mc_shm_direct_agreed(sh, 0)) return 1;
     if (stage & MV_POSTS_AGAIN) mc_shm_end(sh);
@@ -743,7 +744,8 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
     size_t user = n * (size_t)p;
     double t0;
     mc_trial_t *tr = mv_trial(sh, MC_TRIAL_BCAST, user, pipe_unless_far, &stage);
-    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) && direct_open(sh, a->rbuf, n, NULL, stage);
+    int direct =
+        mv_round(sh, tr, user, pipe_unless_far, stage) && direct_open(sh, a->coll, a->rbuf, n, NULL, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct) return mv_trial_end(sh, tr, mv_staged(sh), t0, user, bcast_pipe(sh, a));
     if (v == 0) {
@@ -832,8 +834,9 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * 32 MiB here: the formula's C holds for them, not for the pull. */
     double t0;
     mc_trial_t *tr = a->coll == MC_ALLGATHER ? mv_trial(sh, MC_TRIAL_ALLGATHER, user, pipe_unless_far, &stage) : NULL;
-    int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
-                 direct_open2(sh, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
+    int direct =
+        mv_round(sh, tr, user, pipe_unless_far, stage) &&
+        direct_open2(sh, a->coll, a->sbuf, mine, b->cnt ? b->dsp : NULL, stage, a->rbuf, blk_extent(b, p));
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct) return mv_trial_end(sh, tr, mv_staged(sh), t0, user, allgatherv_pipe(sh, a, b));
     int way = MV_WAY_CMA;
@@ -882,7 +885,8 @@ static int gatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, s
     if ((stage & MV_STAGE_CMA) && !is_root) stage |= MV_POST_LOCAL;   /* the root never reads my post */
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
-                 direct_open(sh, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
+                 direct_open(sh, a->coll, is_root ? a->rbuf : a->sbuf, is_root ? blk_extent(b, p) : a->count,
+                             table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, mv_staged(sh), t0, user,
@@ -912,7 +916,8 @@ static int scatterv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, 
     mc_trial_t *tr = !v ? mv_trial(sh, MC_TRIAL_SCATTER, user, pipe_unless_far, &stage) : NULL;
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
-                 direct_open(sh, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count, table, stage);
+                 direct_open(sh, a->coll, is_root ? a->sbuf : a->rbuf, is_root ? blk_extent(b, p) : a->count,
+                             table, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, mv_staged(sh), t0, user,
@@ -943,7 +948,7 @@ static int alltoallv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *sb
     mc_trial_t *tr = a->coll == MC_ALLTOALL ? mv_trial(sh, MC_TRIAL_ALLTOALL, user, pipe_unless_far, &stage) : NULL;
     if (pipe_unless_far == MV_HYBRID_UNLESS_FAR) stage |= MV_POSTS_AGAIN;
     int direct = mv_round(sh, tr, user, pipe_unless_far, stage) &&
-                 direct_open(sh, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
+                 direct_open(sh, a->coll, a->sbuf, blk_extent(sb, p), sb->cnt ? sb->dsp : NULL, stage);
     tr = mv_trial_start(sh, tr, pipe_unless_far, direct, &t0);
     if (!direct)
         return mv_trial_end(sh, tr, mv_staged(sh), t0, user,

@@ -849,7 +849,7 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
         mc_shm_vote(sh, 0, MC_VOTE_STAGE);
         mc_shm_vote(sh, 1, MC_VOTE_STAGE);
     }
-    mc_shm_post_round(sh);
+    mc_shm_post_round(sh, a->coll);
     mc_trial_collect(sh);
     double t0 = tr ? mc_trial_clock() : 0;
     int results = job->dest != MC_SR_RS;
@@ -1111,7 +1111,7 @@ int mc_sr_scan(mc_ctx_t *ctx, const mc_args_t *a, int exclusive)
             mc_shm_post(sh, 0, NULL, 0); /* no buffer: the far votes only */
         }
         mc_trial_publish(sh);
-        mc_shm_post_round(sh);
+        mc_shm_post_round(sh, a->coll);
         mc_trial_collect(sh);
         t0 = tr ? mc_trial_clock() : 0;
         if (mc_shm_voted(sh, 0, MC_VOTE_FAR) && !mc_host_oversubscribed()) handover_nt = 1;
