@@ -55,6 +55,31 @@ static void expect_alg(const char *what, const char *coll, const char *want)
     }
 }
 
+/* Allreduce, or reduce to root 0, of n floats x_r[i] = r + i % 7 (the sum is exact) from x to
+ * y, the result checked; reset: the counters start at the call (after a barrier). */
+static void reduce_checked(const char *coll, float *x, float *y, size_t n, const char *what, int reset)
+{
+    char msg[128];
+    int is_reduce = !strcmp(coll, "reduce");
+    for (size_t i = 0; i < n; i++) x[i] = (float)(rank + (int)(i % 7)), y[i] = -1;
+    if (reset) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        mcoll_stats_reset();
+    }
+    if (is_reduce)
+        MPI_Reduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+    else
+        MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    for (size_t i = 0; (!is_reduce || rank == 0) && i < n; i++) {
+        float want = (float)(size * (size - 1) / 2 + size * (int)(i % 7));
+        if (y[i] != want) {
+            snprintf(msg, sizeof msg, "wrong result %g at %zu, expected %g", y[i], i, want);
+            fail(what, msg);
+            break;
+        }
+    }
+}
+
 /* One reduction of n floats per rank: x_r[i] = r + i % 7, so the sum is exact. */
 static void one(const char *coll, size_t n, int heap)
 {
@@ -66,21 +91,9 @@ static void one(const char *coll, size_t n, int heap)
         fail(what, "no memory");
         return;
     }
-    for (size_t i = 0; i < n; i++) a[i] = (float)(rank + (int)(i % 7)), b[i] = -1;
     int is_reduce = !strcmp(coll, "reduce");
-    MPI_Barrier(MPI_COMM_WORLD);
-    mcoll_stats_reset();
-    if (is_reduce) MPI_Reduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    else MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    reduce_checked(coll, a, b, n, what, 1);
     double got = (double)dav_sum(coll), p = size;
-    for (size_t i = 0; (!is_reduce || rank == 0) && i < n; i++) {
-        float want = (float)(size * (size - 1) / 2 + size * (int)(i % 7));
-        if (b[i] != want) {
-            snprintf(msg, sizeof msg, "wrong result %g at %zu, expected %g", b[i], i, want);
-            fail(what, msg);
-            break;
-        }
-    }
     if (n >= 65536 && size > 1) {
         expect_alg(what, coll, "shm_direct");
         int zc = heap || malloc_shared;
@@ -98,25 +111,11 @@ static void one(const char *coll, size_t n, int heap)
     else free(a), free(b);
 }
 
-/* One call (allreduce, or reduce to root 0) of n floats x_r[i] = r + i % 7 from a or b, checked;
- * returns the algorithm it ran, the same on every rank (else a failure). */
+/* One call (allreduce, or reduce to root 0) of n floats from x to y, checked; returns the
+ * algorithm it ran, the same on every rank (else a failure). */
 static const char *call(const char *coll, float *x, float *y, size_t n, const char *what)
 {
-    char msg[160];
-    int is_reduce = !strcmp(coll, "reduce");
-    for (size_t i = 0; i < n; i++) x[i] = (float)(rank + (int)(i % 7)), y[i] = -1;
-    if (is_reduce)
-        MPI_Reduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
-    else
-        MPI_Allreduce(x, y, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    for (size_t i = 0; (!is_reduce || rank == 0) && i < n; i++) {
-        float want = (float)(size * (size - 1) / 2 + size * (int)(i % 7));
-        if (y[i] != want) {
-            snprintf(msg, sizeof msg, "wrong result %g at %zu, expected %g", y[i], i, want);
-            fail(what, msg);
-            break;
-        }
-    }
+    reduce_checked(coll, x, y, n, what, 0);
     const char *alg = mcoll_last_alg(coll);
     unsigned h = 5381, lo, hi;
     for (const char *c = alg ? alg : ""; *c; c++) h = h * 33 + (unsigned char)*c;
