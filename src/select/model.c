@@ -36,7 +36,6 @@ typedef struct cand {
     long seg;           /* segment size (0 = unsegmented) */
     double t;           /* predicted seconds (size-independent lists: the score) */
     double t0;          /* predicted seconds with every buffer in the shared heap */
-    double key;         /* what the list is ordered by (build) */
     int near;           /* t within the list's tolerance of its cheapest (of its class, pref) */
     int pref;           /* an oversubscribed node's preferred class (prefer) */
 } cand_t;
@@ -101,7 +100,7 @@ static int cmp_cand(const void *x, const void *y)
     const cand_t *a = x, *b = y;
     if (a->pref != b->pref) return b->pref - a->pref;
     if (a->near != b->near) return b->near - a->near;
-    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    if (a->near && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
     if (a->t != b->t) return a->t < b->t ? -1 : 1;
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
@@ -142,7 +141,7 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
      * expensive part of a list and the two costs were not compared there */
     double t = cost_of(ctx, alg, m, seg, 0), t0 = ctx->nnodes <= 1 ? cost_of(ctx, alg, m, seg, -1) : t;
     if (l->n < MAXCAND && isfinite(t) && t >= 0)
-        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0};
 }
 
 /* Both costs of every candidate, ordered by the cost with ordinary buffers (t), except that
@@ -174,11 +173,7 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
     double tol = ordinary ? MC_MSEL_TOL : MC_MSEL_ZTOL;
     for (int j = 0; j < l->n; j++)
         if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
-    for (int j = 0; j < l->n; j++) {
-        cand_t *x = &l->c[j];
-        x->near = x->pref == pref && x->t <= best * (1 + tol);
-        x->key = x->near ? x->t0 : x->t;
-    }
+    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].pref == pref && l->c[j].t <= best * (1 + tol);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
@@ -202,12 +197,10 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0};
     }
-    for (int j = 0; j < l->n; j++) {
+    for (int j = 0; j < l->n; j++)
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);
-        l->c[j].key = l->c[j].t;
-    }
     prefer(ctx, l);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
