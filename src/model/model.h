@@ -92,8 +92,16 @@ double mc_profile_capacity(const mc_profile_t *prof, int p);
  * direct algorithm's posting round showed a buffer outside the heap, and with MC_MSEL_ZTOL
  * until then. */
 #define MC_MSEL_TOL 0.03
-/* Whether a candidate costing t (ordinary buffers) is within MC_MSEL_TOL of the cheapest, best. */
-static inline int mc_msel_near(double t, double best) { return t <= best * (1 + MC_MSEL_TOL); }
+/* Whether a candidate costing t (ordinary buffers) is within tol of the cheapest, best. */
+static inline int mc_msel_within(double t, double best, double tol)
+{
+    return t <= best * (1 + tol);
+}
+/* The same with MC_MSEL_TOL (the rules files; ordinary buffers at run time). */
+static inline int mc_msel_near(double t, double best)
+{
+    return mc_msel_within(t, best, MC_MSEL_TOL);
+}
 /* The direct algorithms cost ordinary buffers their posting round more than the algorithm they
  * then run, and that round weighs 10-20 % of the cost where their zero-copy path already gains
  * on the heap: at 2 ranks allreduce, reduce and reduce_scatter_block of 16-32 KiB (the round

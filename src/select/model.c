@@ -173,7 +173,8 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
     double tol = ordinary ? MC_MSEL_TOL : MC_MSEL_ZTOL;
     for (int j = 0; j < l->n; j++)
         if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
-    for (int j = 0; j < l->n; j++) l->c[j].near = l->c[j].pref == pref && l->c[j].t <= best * (1 + tol);
+    for (int j = 0; j < l->n; j++)
+        l->c[j].near = l->c[j].pref == pref && mc_msel_within(l->c[j].t, best, tol);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
