@@ -90,7 +90,10 @@ double mc_profile_capacity(const mc_profile_t *prof, int p);
  * zero-copy algorithm. The model-built rules files (mcoll-tune model) decide so with
  * MC_MSEL_TOL; the run-time model selection (src/select/model.c) with MC_MSEL_TOL once a
  * direct algorithm's posting round showed a buffer outside the heap, and with MC_MSEL_ZTOL
- * until then. */
+ * until then. In the run-time order for ordinary buffers the zero-copy costs within
+ * MC_MSEL_TOL of the cheapest near one count as equal (the ordinary cost orders them): the
+ * data movers' pipes reach zero copy through their trials, a little above the direct
+ * algorithm's, which would otherwise go first and pay its posting round on every call. */
 #define MC_MSEL_TOL 0.03
 /* Whether a candidate costing t (ordinary buffers) is within tol of the cheapest, best. */
 static inline int mc_msel_within(double t, double best, double tol)

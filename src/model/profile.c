@@ -66,12 +66,16 @@ static void plogp_linear(mc_plogp_t *t, double L, double o0, double ob, double g
 }
 
 /* A flag round trip between two cores is a cache-line transfer each way (~0.1-0.2 us); a
- * process_vm_readv of a few bytes costs a system call plus page-table walks (~1-3 us). */
+ * process_vm_readv of a few bytes costs a system call plus page-table walks (~1-3 us), and
+ * it moves 10-11 GB/s from 4 KiB pages (the Zen 3 VM: 64 KiB-4 MiB that another rank had just
+ * written, 1.4 us start-up; shm/cma.c: 10-13 GB/s at 4 MiB, 27-29 from transparent huge
+ * pages). It was 20 GB/s, which made CMA the model's choice for the data movers from 64 KiB
+ * at 2 ranks, where their trial then staged through the pipe. */
 static void shm_default(mc_profile_t *p)
 {
     p->shm_sync = 0.2e-6;
     p->xmap = 2.5e-6;
-    p->cma_bw = 20e9;
+    p->cma_bw = 10e9;
 }
 
 /* Constants for the machine class mcoll targets first: a current x86-64 server node (AMD EPYC

@@ -37,6 +37,7 @@ typedef struct cand {
     double t;           /* predicted seconds (size-independent lists: the score) */
     double t0;          /* predicted seconds with every buffer in the shared heap */
     int near;           /* t within the list's tolerance of its cheapest (of its class, pref) */
+    int zfirst;         /* near, and t0 within MC_MSEL_TOL of the cheapest near one's */
     int pref;           /* an oversubscribed node's preferred class (prefer) */
 } cand_t;
 
@@ -100,7 +101,8 @@ static int cmp_cand(const void *x, const void *y)
     const cand_t *a = x, *b = y;
     if (a->pref != b->pref) return b->pref - a->pref;
     if (a->near != b->near) return b->near - a->near;
-    if (a->near && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
+    if (a->zfirst != b->zfirst) return b->zfirst - a->zfirst;
+    if (a->near && !a->zfirst && a->t0 != b->t0) return a->t0 < b->t0 ? -1 : 1;
     if (a->t != b->t) return a->t < b->t ? -1 : 1;
     return a->alg != b->alg ? a->alg - b->alg : (a->seg > b->seg) - (a->seg < b->seg);
 }
@@ -141,7 +143,7 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
      * expensive part of a list and the two costs were not compared there */
     double t = cost_of(ctx, alg, m, seg, 0), t0 = ctx->nnodes <= 1 ? cost_of(ctx, alg, m, seg, -1) : t;
     if (l->n < MAXCAND && isfinite(t) && t >= 0)
-        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)idx, seg, t, isfinite(t0) && t0 >= 0 ? t0 : t, 0, 0, 0};
 }
 
 /* Both costs of every candidate, ordered by the cost with ordinary buffers (t), except that
@@ -155,7 +157,9 @@ static void add(list_t *l, const mc_ctx_t *ctx, const mc_alg_t *alg, int idx, do
  * again), MC_MSEL_TOL. A wrong guess of heap buffers costs a call the round: the reductions'
  * shm_direct on ordinary buffers runs shm_ma after it, the data movers' stage or copy by CMA.
  * (Before, MC_MSEL_TOL served both kinds, and heap buffers lost zero copy where the round
- * cost ordinary ones more than that.) */
+ * cost ordinary ones more than that.) Ordered for ordinary buffers, the near ones whose zero-
+ * copy costs are within MC_MSEL_TOL of the cheapest such go first, by the ordinary cost
+ * (zfirst; model.h). */
 static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
 {
     double m = class_bytes(k), best = INFINITY;
@@ -175,6 +179,10 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
         if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
     for (int j = 0; j < l->n; j++)
         l->c[j].near = l->c[j].pref == pref && mc_msel_within(l->c[j].t, best, tol);
+    double z = INFINITY;
+    for (int j = 0; j < l->n; j++)
+        if (l->c[j].near) z = fmin(z, l->c[j].t0);
+    for (int j = 0; j < l->n; j++) l->c[j].zfirst = ordinary && l->c[j].near && mc_msel_near(l->c[j].t0, z);
     qsort(l->c, (size_t)l->n, sizeof *l->c, cmp_cand);
     return l;
 }
@@ -198,7 +206,7 @@ static list_t *build_any(const mc_ctx_t *ctx, mc_coll_t c)
         }
         if (!ok) continue;
         for (int k = K0; k <= K1; k++) best[k - K0] = fmin(best[k - K0], t[l->n][k - K0]);
-        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0};
+        l->c[l->n++] = (cand_t){alg, (short)i, 0, 0, 0, 0, 0, 0};
     }
     for (int j = 0; j < l->n; j++)
         for (int k = K0; k <= K1; k++) l->c[j].t += t[j][k - K0] / fmax(best[k - K0], 1e-300);

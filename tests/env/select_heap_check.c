@@ -170,12 +170,85 @@ out:
     mcoll_free(ha), mcoll_free(hb), free(ma), free(mb);
 }
 
+/* The uniform data movers, with their trials (run with MCOLL_SHM_TRIAL on): from 32 KiB of
+ * user buffers a pipe's calls time the direct algorithm's ways too (its own, or single copies
+ * after the posting round), so on ordinary buffers the pipe, which takes the round on the
+ * calls that share samples only, runs instead of the direct algorithm; buffers in the heap
+ * keep the direct algorithm's zero copy. Per collective at 256 KiB per rank: heap buffers
+ * first (no verdict yet: shm_direct), then malloc ones (the first call's posting round finds
+ * them ordinary: shm_direct once, then shm_pipe). Every call's result is checked against its
+ * generator: byte (source rank, block, i) = (7 src + 3 blk + i) mod 251. */
+static unsigned char gen(int src, int blk, size_t i)
+{
+    return (unsigned char)((7 * src + 3 * blk + i) % 251);
+}
+
+static void mover_call(const char *coll, unsigned char *x, unsigned char *y, size_t n, const char *what)
+{
+    char msg[128];
+    int p = size, bc = !strcmp(coll, "bcast"), sc = !strcmp(coll, "scatter"), a2a = !strcmp(coll, "alltoall");
+    size_t nx = bc ? n : sc || a2a ? n * (size_t)p : n, ny = bc ? 0 : sc ? n : n * (size_t)p;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = bc || sc ? (rank == 0 ? gen(0, (int)(i / n), i % n) : 0)
+                        : gen(rank, a2a ? (int)(i / n) : 0, i % n);
+    memset(y, 0xff, ny);
+    if (bc)
+        MPI_Bcast(x, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    else if (sc)
+        MPI_Scatter(x, (int)n, MPI_BYTE, y, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
+    else if (a2a)
+        MPI_Alltoall(x, (int)n, MPI_BYTE, y, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    else
+        MPI_Allgather(x, (int)n, MPI_BYTE, y, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    const unsigned char *r = bc ? x : y;
+    for (size_t i = 0; i < (bc || sc ? n : n * (size_t)p); i++) {
+        size_t blk = i / n, k = i % n;
+        unsigned char want = bc ? gen(0, 0, k) : sc ? gen(0, rank, k) : gen((int)blk, a2a ? rank : 0, k);
+        if (r[i] != want) {
+            snprintf(msg, sizeof msg, "wrong byte %u at %zu, expected %u", r[i], i, want);
+            fail(what, msg);
+            break;
+        }
+    }
+}
+
+static void movers(void)
+{
+    static const char *colls[] = {"bcast", "allgather", "alltoall", "scatter"};
+    size_t n = (size_t)256 << 10, len = n * (size_t)size;
+    for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
+        for (int heap = 1; heap >= 0; heap--) {
+            unsigned char *x = heap ? mcoll_malloc(len) : malloc(len),
+                          *y = heap ? mcoll_malloc(len) : malloc(len);
+            char what[96];
+            snprintf(what, sizeof what, "%s of %zu bytes per rank, %s buffers", colls[c], n,
+                     heap ? "heap" : "malloc");
+            if (!x || !y) {
+                fail(what, "no memory");
+                return;
+            }
+            for (int k = 0; k < (heap ? 1 : 3); k++) {
+                mover_call(colls[c], x, y, n, what);
+                expect_alg(what, colls[c], heap || k == 0 ? "shm_direct" : "shm_pipe");
+            }
+            if (heap)
+                mcoll_free(x), mcoll_free(y);
+            else
+                free(x), free(y);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     malloc_shared = argc > 1 && !strcmp(argv[1], "--malloc-shared");
+    if (argc > 1 && !strcmp(argv[1], "--movers")) {
+        if (size > 1) movers();
+        goto done;
+    }
     for (int heap = 0; heap < 2; heap++) {
         one("allreduce", 1 << 18, heap);
         one("reduce", 1 << 18, heap);
@@ -185,6 +258,7 @@ int main(int argc, char **argv)
         band("allreduce");
         band("reduce");
     }
+done:;
     int all;
     PMPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (!rank) printf(all ? "SELECT HEAP FAILED (%d)\n" : "SELECT HEAP PASSED\n", all);

@@ -1181,11 +1181,81 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
     return copies * in->xmap + bytes * (in->xmap_b > 0 ? in->xmap_b : 2 * h->beta);
 }
 
+/* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
+ * call's buffers exceed the caches, direct_nt) or whose blocks reach `from` (the pipe's ring
+ * beats CMA, ring_stage; a near node assumed): the ranks vote to stage, so the direct
+ * algorithm costs its posting round (MC_POST_ROUND) plus its pipe. */
+static int staged(const mc_cost_in_t *in, size_t from)
+{
+    return in->xmap > 0 && (in->far || in->m >= (double)from);
+}
+
+/* The trials (shm/trial.c, mv_trial): from MC_TRIAL_MIN bytes of user buffers (`user`, as the
+ * algorithms count them) the uniform movers time their ways and keep the faster, so a call
+ * costs the faster way plus the bursts that try the other (MC_TRIAL_BURST of every
+ * MC_TRIAL_EVERY calls; every MC_TRIAL_FAR_OFF-th turn only for a way MC_TRIAL_BEHIND times
+ * slower). The direct algorithm tries on ordinary buffers only (zero copy has one way): its
+ * posting round then the pipe, or single copies by CMA. A pipe's call from `from` bytes per
+ * rank tries too (far_direct_rule), through the direct algorithm: single copies (CMA, or zero
+ * copy in the shared heap) after the posting round, or its own pipe, which takes the round
+ * only on the calls that share samples (mv_round: MC_TRIAL_BURST + MC_TRIAL_KEEP of every
+ * MC_TRIAL_EVERY). One rank has no peers, so no trial. So where both try, the pipe has the
+ * direct algorithm's ways without most of its posting rounds. Measured before these costs
+ * (malloc buffers, written before every call, forced, median of 2 launches): at 2 ranks
+ * shm_direct took 0-9 % longer than shm_pipe from 16 KiB (bcast 32 KiB 2.31 / 2.10 us, scatter
+ * 64 KiB 4.80 / 4.57), at 4 ranks on the 2 cores 10-20 % (scatter 32-64 KiB 22.8 / 18.1 and
+ * 44.7 / 39.4 us, bcast 128 KiB 18.5 / 14.3, alltoall 256 KiB 211 / 187), where the model had
+ * chosen it; with heap buffers the zero-copy direct algorithm ran 2-5 % ahead of the pipe's
+ * trial (bcast 64 KiB 1.51 / 1.58 us). */
+static int tries(const mc_cost_in_t *in, double user)
+{
+    return in->p > 1 && mc_trials_on() && user >= (double)MC_TRIAL_MIN;
+}
+/* On an oversubscribed node (in->load ranks per CPU) a wait for every rank takes about two
+ * scheduling rounds where the flag round's alpha counts one (mc_sched_round; a pipe's reader
+ * waits for its one writer): the direct algorithms wait so n times, their posting round
+ * (direct_open) and, with single copies, the DONE before a posted buffer is reused. Measured
+ * at 4 ranks on the 2 cores (load 2; forced, median of 2 launches, Open MPI): the direct
+ * algorithm with heap buffers 4.8-5.2 us above the pipe at 1 KiB (allgather 10.7 / 5.5,
+ * alltoall 11.0 / 6.3, gather 10.2 / 5.3), where the model counted the same flag rounds, and
+ * staged through the pipe (malloc buffers, 16 KiB) 3.8-4.5 us above it (allgather 16.8 /
+ * 13.0, alltoall 24.0 / 19.6, scatter 16.1 / 11.6) where the posting round counted 2.5. */
+static double all_waits(const mc_cost_in_t *in, int n)
+{
+    return n * mc_sched_round(in->load);
+}
+static double trial_of(double a, double b)
+{
+    double lo = fmin(a, b), hi = fmax(a, b), share = (double)MC_TRIAL_BURST / MC_TRIAL_EVERY;
+    return lo + (hi > MC_TRIAL_BEHIND * lo ? share / MC_TRIAL_FAR_OFF : share) * (hi - lo);
+}
+/* A direct algorithm: pipe, its pipe's own cost; single, its copies' (CMA or zero copy);
+ * stage, whether its rule stages (staged); user, its trial's bytes (0: none, the
+ * v-collectives). */
+static double direct_way(const mc_hockney_t *h, const mc_cost_in_t *in, double pipe, double single, int stage,
+                         double user)
+{
+    double s = mc_post_round(h, in) + all_waits(in, 1) + pipe;
+    if (in->xmap > 0 && tries(in, user)) return trial_of(s, single);
+    return stage ? s : single;
+}
+/* A uniform mover's pipe; per_rank against from: whether its calls take the trial (with heap
+ * buffers too: its calls reach zero copy through it where CMA works, far_direct_rule). */
+static double pipe_way(const mc_hockney_t *h, const mc_cost_in_t *in, double pipe, double single,
+                       double per_rank, size_t from, double user)
+{
+    if (!tries(in, user) || per_rank < (double)from) return pipe;
+    double shares = (double)(MC_TRIAL_BURST + MC_TRIAL_KEEP) / MC_TRIAL_EVERY;
+    return trial_of(pipe + shares * mc_post_round(h, in), single);
+}
+
 /* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
  * two flag round trips. Direct (address posting, direct_open/direct_close): alpha is one flag
  * exchange of the node (every rank publishes one flag and waits for everyone's: the posts are
  * read in parallel, not one round trip per peer), then single copies: two exchanges (posts
- * visible; DONE before a posted buffer may be reused), three for bcast (the root's part 0). */
+ * visible; DONE before a posted buffer may be reused), three for bcast (the root's part 0).
+ * The uniform collectives' costs below take their trials into account (direct_way, pipe_way);
+ * the v-collectives (no trials) the rules. */
 /* bcast's pipe against its model: measured at 2 ranks (malloc buffers, hot and --dirty, 10
  * launches, flag exchange 0.14-0.38 us) it took 7.8-8.0 us at 64 KiB and 15.1-15.4 us at
  * 128 KiB where copies at c_copy give 3.7 and 6.9 (the built-in profile), 2.1-2.2x; the
@@ -1196,38 +1266,63 @@ static double xcopy(const mc_hockney_t *h, const mc_cost_in_t *in, int copies, d
  * were: the cause is not found; the model's one overlapped 1.25 m does not hold at these
  * sizes. So bcast's pipe bytes count MC_XCORE times (shm.h)
  * within the caches (beyond them the slices stream through memory at t_copy); the pipe then
- * stops at 32 KiB (2 ranks), where it measured 1.03-1.09x native against direct's
+ * stopped at 32 KiB (2 ranks), where it measured 1.03-1.09x native against direct's
  * 1.28-1.33x (0.82-0.85x against 1.42-1.46x at 64 KiB; 16 KiB: 1.38-1.55x against
  * 1.17-1.20x). The factor is this VM's; where the cores share the last-level cache a line
- * moves between them faster and the pipe may keep larger sizes. */
-double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+ * moves between them faster and the pipe may keep larger sizes. Since the costs count the
+ * trials (pipe_way), from 16 KiB per rank the pipe's calls cost the faster of this and CMA,
+ * which the model took for faster there (2026-11-30: the pipe's own way then measured 2.10
+ * against the direct algorithm's 2.31 us at 32 KiB, 3.68 against 3.83 at 64). */
+static double cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 2 * h->beta * 1.25 * (in->far ? 1 : MC_XCORE) * in->m;
 }
-/* Buffers outside the heap (in->xmap > 0: CMA) whose copies would stream (in->far: the
- * call's buffers exceed the caches, direct_nt) or whose blocks reach `from` (the pipe's ring
- * beats CMA, ring_stage; a near node assumed): the ranks vote to stage, so the direct
- * algorithm costs its posting round (MC_POST_ROUND) plus its pipe. */
-static int staged(const mc_cost_in_t *in, size_t from)
-{
-    return in->xmap > 0 && (in->far || in->m >= (double)from);
-}
 /* every rank copies (p - 1)/p of the message, all at once; the root writes part 0 into
  * each of the p - 1 readers */
+static double cost_bcast_single(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 3 * h->alpha + all_waits(in, 2) + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
+}
+double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return pipe_way(h, in, cost_bcast_pipe(h, in), cost_bcast_single(h, in), in->m, MV_FAR_DIRECT,
+                    in->m * in->p);
+}
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE_BCAST)) return mc_post_round(h, in) + mc_mv_cost_bcast_pipe(h, in);
-    return 3 * h->alpha + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
+    return direct_way(h, in, cost_bcast_pipe(h, in), cost_bcast_single(h, in),
+                      staged(in, MV_RING_STAGE_BCAST), in->m * in->p);
 }
-double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+/* allgather(v): the pipe; every rank reads p - 1 blocks and copies its own */
+double mc_mv_cost_allgatherv_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 2 * h->beta * in->m * (in->p + 1);
 }
-/* every rank reads p - 1 blocks and copies its own */
+/* allgather's and alltoall's: every rank reads a block from each of the p - 1 others and
+ * copies its own */
+static double cost_read_single(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return 2 * h->alpha + all_waits(in, 2) + 2 * h->beta * in->m +
+           xcopy(h, in, in->p - 1, in->m * (in->p - 1));
+}
+double mc_mv_cost_allgatherv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return direct_way(h, in, mc_mv_cost_allgatherv_pipe(h, in), cost_read_single(h, in),
+                      staged(in, MV_RING_STAGE), 0);
+}
+static double allgather_user(const mc_cost_in_t *in)
+{
+    return in->m * in->p * (in->p + 1);
+}
+double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return pipe_way(h, in, mc_mv_cost_allgatherv_pipe(h, in), cost_read_single(h, in), in->m, MV_FAR_DIRECT,
+                    allgather_user(in));
+}
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_allgather_pipe(h, in);
-    return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
+    return direct_way(h, in, mc_mv_cost_allgatherv_pipe(h, in), cost_read_single(h, in),
+                      staged(in, MV_RING_STAGE), allgather_user(in));
 }
 double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -1238,30 +1333,69 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + xcopy(h, in, 1, in->m * (in->p > 2 ? in->p / 2.0 : 1.0));
 }
+/* the direct algorithms' (with their waits; the hybrids have no posting round) */
+static double cost_rooted_single(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return mc_mv_cost_rooted_direct(h, in) + all_waits(in, 2);
+}
+double mc_mv_cost_scatterv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return cost_rooted_single(h, in);
+}
 /* scatter: from MV_RING_STAGE_SCATTER buffers outside the heap cost the posting round, then
- * the pipe (ring_stage) */
+ * the pipe (ring_stage; not for copies that would stream, as the others) */
 double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER)
-        return mc_post_round(h, in) + mc_mv_cost_rooted_pipe(h, in);
-    return mc_mv_cost_rooted_direct(h, in);
+    int stage = in->xmap > 0 && in->m >= (double)MV_RING_STAGE_SCATTER;
+    return direct_way(h, in, mc_mv_cost_rooted_pipe(h, in), cost_rooted_single(h, in), stage,
+                      2 * in->p * in->m);
 }
-/* gather: as scatter on the zero-copy path and with CMA below MV_RING_STAGE (gatherv:
+double mc_mv_cost_scatter_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return pipe_way(h, in, mc_mv_cost_rooted_pipe(h, in), cost_rooted_single(h, in), in->m, MV_TRIAL_ROOTED,
+                    2 * in->p * in->m);
+}
+/* gather(v): as scatter on the zero-copy path and with CMA below MV_RING_STAGE (gatherv:
  * MV_GATHER_STAGE); from it, or beyond the caches, buffers outside the heap cost the posting
  * round, then the pipe (gatherv_direct votes to stage rather than write by CMA) */
+double mc_mv_cost_gatherv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return direct_way(h, in, mc_mv_cost_rooted_pipe(h, in), cost_rooted_single(h, in),
+                      staged(in, MV_RING_STAGE), 0);
+}
 double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_rooted_pipe(h, in);
-    return mc_mv_cost_rooted_direct(h, in);
+    return direct_way(h, in, mc_mv_cost_rooted_pipe(h, in), cost_rooted_single(h, in),
+                      staged(in, MV_RING_STAGE), 2 * in->p * in->m);
 }
-double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+/* gather's pipe: its calls that take the trial run the direct algorithm itself (posting round
+ * and all: mc_mv_gatherv, gatherv_direct), but only where CMA works (far_direct_rule): costed
+ * with zero copy it stays the pipe, and the direct algorithm keeps the heap's buffers */
+double mc_mv_cost_gather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    if (in->xmap > 0 && tries(in, 2 * in->p * in->m) && in->m >= (double)MV_TRIAL_ROOTED)
+        return mc_mv_cost_gather_direct(h, in);
+    return mc_mv_cost_rooted_pipe(h, in);
+}
+/* alltoall(v), m = one block */
+double mc_mv_cost_alltoallv_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     return 2 * h->alpha + 2 * h->beta * in->m * (2 * in->p - 1);
 }
+double mc_mv_cost_alltoallv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return direct_way(h, in, mc_mv_cost_alltoallv_pipe(h, in), cost_read_single(h, in),
+                      staged(in, MV_RING_STAGE), 0);
+}
+double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
+{
+    return pipe_way(h, in, mc_mv_cost_alltoallv_pipe(h, in), cost_read_single(h, in), in->m, MV_FAR_DIRECT,
+                    2 * in->m * in->p * in->p);
+}
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (staged(in, MV_RING_STAGE)) return mc_post_round(h, in) + mc_mv_cost_alltoall_pipe(h, in);
-    return 2 * h->alpha + 2 * h->beta * in->m + xcopy(h, in, in->p - 1, in->m * (in->p - 1));
+    return direct_way(h, in, mc_mv_cost_alltoallv_pipe(h, in), cost_read_single(h, in),
+                      staged(in, MV_RING_STAGE), 2 * in->m * in->p * in->p);
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the
  * offsets, one for DONE), the pipe's below MV_HYBRID_MIN and beyond the caches */
@@ -1278,6 +1412,6 @@ double mc_mv_cost_alltoallv_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in
 {
     mc_cost_in_t b = *in;
     b.m = in->p > 0 ? in->m / in->p : in->m;
-    if (in->far || !hybrid_goes_direct(b.m, HUGE_VAL)) return mc_mv_cost_alltoall_pipe(h, &b);
-    return mc_mv_cost_alltoall_direct(h, &b);   /* within the caches: no staging */
+    if (in->far || !hybrid_goes_direct(b.m, HUGE_VAL)) return mc_mv_cost_alltoallv_pipe(h, &b);
+    return mc_mv_cost_alltoallv_direct(h, &b); /* within the caches: no staging */
 }

@@ -68,17 +68,26 @@ double mc_mv_dav_scatter_hybrid(const mc_cost_in_t *in);
 double mc_mv_dav_alltoallv_hybrid(const mc_cost_in_t *in);
 
 /* Hockney costs: alpha per flag round trip, beta per byte a rank copies (copies of
- * different ranks overlap). */
+ * different ranks overlap). The uniform collectives' count their trials (MCOLL_SHM_TRIAL),
+ * the v-collectives' and the hybrids' (no trials) their rules. */
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_bcast_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_allgather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_allgather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
-double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
-double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* scatterv */
+double mc_mv_cost_allgatherv_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_allgatherv_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_rooted_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);   /* gatherv, scatterv */
+double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in); /* the hybrids' copies */
+double mc_mv_cost_scatterv_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_scatter_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_scatter_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
-double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);   /* gather(v) */
+double mc_mv_cost_gather_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_gather_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_gatherv_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_alltoall_pipe(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
+double mc_mv_cost_alltoallv_pipe(const mc_hockney_t *h, const mc_cost_in_t *in); /* m: one block */
+double mc_mv_cost_alltoallv_direct(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_gather_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_scatter_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);
 double mc_mv_cost_alltoallv_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in);   /* m: bytes sent */

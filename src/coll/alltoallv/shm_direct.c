@@ -9,7 +9,7 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     mc_cost_in_t b = *in;
     b.m = in->p > 0 ? in->m / in->p : in->m;
-    return mc_mv_cost_alltoall_direct(h, &b);
+    return mc_mv_cost_alltoallv_direct(h, &b);
 }
 
 const mc_alg_t mc_alg_alltoallv_shm_direct = {

@@ -7,5 +7,5 @@ static int run(mc_ctx_t *ctx, const mc_args_t *a) { return mc_mv_scatterv(ctx, a
 const mc_alg_t mc_alg_scatterv_shm_direct = {
     .coll = MC_SCATTERV, .name = "shm_direct",
     .doc = "root posts sbuf and its displacements; every rank reads its block straight from it (zero copy or CMA; pipe when unreachable); DAV 2pm for equal blocks",
-    .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_rooted_direct, .dav = mc_mv_dav_rooted_direct, .flags = 0,
+    .fn = run, .ok = mc_mv_ok, .cost = mc_mv_cost_scatterv_direct, .dav = mc_mv_dav_rooted_direct, .flags = 0,
 };
