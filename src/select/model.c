@@ -37,7 +37,7 @@ typedef struct cand {
     double t;           /* predicted seconds (size-independent lists: the score) */
     double t0;          /* predicted seconds with every buffer in the shared heap */
     int near;           /* t within the list's tolerance of its cheapest (of its class, pref) */
-    int zfirst;         /* near, and t0 within MC_MSEL_TOL of the cheapest near one's */
+    int zfirst;         /* the ordinary order: near, t0 within MC_MSEL_TOL of the least near t0 */
     int pref;           /* an oversubscribed node's preferred class (prefer) */
 } cand_t;
 
