@@ -221,51 +221,6 @@ static void expect_load_error(const char *json, const char *needle)
  * per byte of access volume (c_copy while the working set fits LLC + p L2), xmap per
  * CMA copy; the same under every model. Hand-computed for bcast shm_pipe and shm_direct
  * and scatterv shm_direct (scatter's stages from 1 MiB: the pipe's cost). */
-/* The uniform data movers with trials (MCOLL_SHM_TRIAL, allgatherv/shm_common.c): from 32 KiB
- * of user buffers a call costs its trial's faster way; a pipe's calls take the direct
- * algorithm's posting round only on the calls that share samples (7 of 64). And on an
- * oversubscribed node the direct algorithm's waits for every rank: two scheduling rounds each
- * where alpha counts one. Run twice by ctest: unit_models_notrial sets MCOLL_SHM_TRIAL=0. */
-static void test_mover_trials(const mc_profile_t *d)
-{
-    mc_profile_t p = *d;
-    p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 8 << 20;
-    p.cma_bw = 5e9;
-    const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
-    const mc_alg_t *agd = mc_alg_find(MC_ALLGATHER, "shm_direct"),
-                   *agvd = mc_alg_find(MC_ALLGATHERV, "shm_direct");
-    CHECK(pipe && direct && agd && agvd, "bcast and allgather(v) shm algorithms registered");
-    if (!pipe || !direct || !agd || !agvd) return;
-    /* bcast of 64 KiB at 4 ranks (user bytes 256 KiB, in the caches: beta = 1 / 8e9): the pipe
-     * 2 syncs + 2 beta 1.25 MC_XCORE m; CMA 3 syncs + 3 start-ups + 3/4 m / cma_bw, which is
-     * more than 1.5 times faster, so the pipe's way is tried on every 16th turn only */
-    mc_cost_in_t in = {.p = 4, .m = 65536, .ms = 65536, .radix = 4, .sockets = 1};
-    double own = 2e-6 + 2 * 1.25 * MC_XCORE * 65536 / 8e9, cma = 12e-6 + 0.75 * 65536 / 5e9, round = 2e-6;
-    double share = 3.0 / 64 / 16, tried = mc_trials_on();
-    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
-         tried ? cma + share * (own + 7.0 / 64 * round - cma) : own);
-    /* the direct algorithm: its rule (blocks below 2 MiB take CMA), or its trial between
-     * staging after the posting round and CMA */
-    NEAR(mc_cost_eval(direct, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
-         tried ? cma + share * (round + own - cma) : cma);
-    /* below 32 KiB of user buffers no trial: 4 KiB at 4 ranks */
-    in.m = in.ms = 4096;
-    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
-         2e-6 + 2 * 1.25 * MC_XCORE * 4096 / 8e9);
-    /* allgather with zero copy, 1 KiB at 4 ranks on 2 CPUs (load 2): alpha = sync + one
-     * scheduling round, bytes twice as slow (beta 2 / 8e9), and the direct algorithm's two
-     * waits for every rank one scheduling round more each; its own block and the p - 1 it
-     * reads: 2 beta p m */
-    mc_cost_in_t zc = {.p = 4, .m = 1024, .ms = 1024, .radix = 4, .sockets = 1, .xmap = -1, .load = 2};
-    double y = mc_sched_round(2), a = 1e-6 + y;
-    NEAR(mc_cost_eval(agd, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &zc),
-         2 * a + 2 * y + 2 * (2 / 8e9) * 4 * 1024);
-    /* allgatherv has no trial: its rule at 64 KiB blocks (CMA) */
-    in.m = in.ms = 65536;
-    NEAR(mc_cost_eval(agvd, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
-         2e-6 + 2 * 65536 / 8e9 + 3 * 3e-6 + 3 * 65536 / 5e9);
-}
-
 static void test_shm_mapping(const mc_profile_t *d)
 {
     mc_profile_t p = *d;
@@ -412,6 +367,51 @@ static void test_shm_mapping(const mc_profile_t *d)
     }
     small.xmap = -1; /* buffers in the shared heap: no CMA, a plain copy at the cache rate */
     NEAR(mc_cost_eval(direct, MC_MODEL_LOGGP, &p, MC_LEVEL_INTRA, &small), 3e-6 + 2 * 1024 * 0.75 / 8e9);
+}
+
+/* The uniform data movers with trials (MCOLL_SHM_TRIAL, allgatherv/shm_common.c): from 32 KiB
+ * of user buffers a call costs its trial's faster way; a pipe's calls take the direct
+ * algorithm's posting round only on the calls that share samples (7 of 64). And on an
+ * oversubscribed node the direct algorithm's waits for every rank: two scheduling rounds each
+ * where alpha counts one. Run twice by ctest: unit_models_notrial sets MCOLL_SHM_TRIAL=0. */
+static void test_mover_trials(const mc_profile_t *d)
+{
+    mc_profile_t p = *d;
+    p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 8 << 20;
+    p.cma_bw = 5e9;
+    const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
+    const mc_alg_t *agd = mc_alg_find(MC_ALLGATHER, "shm_direct"),
+                   *agvd = mc_alg_find(MC_ALLGATHERV, "shm_direct");
+    CHECK(pipe && direct && agd && agvd, "bcast and allgather(v) shm algorithms registered");
+    if (!pipe || !direct || !agd || !agvd) return;
+    /* bcast of 64 KiB at 4 ranks (user bytes 256 KiB, in the caches: beta = 1 / 8e9): the pipe
+     * 2 syncs + 2 beta 1.25 MC_XCORE m; CMA 3 syncs + 3 start-ups + 3/4 m / cma_bw, which is
+     * more than 1.5 times faster, so the pipe's way is tried on every 16th turn only */
+    mc_cost_in_t in = {.p = 4, .m = 65536, .ms = 65536, .radix = 4, .sockets = 1};
+    double own = 2e-6 + 2 * 1.25 * MC_XCORE * 65536 / 8e9, cma = 12e-6 + 0.75 * 65536 / 5e9, round = 2e-6;
+    double share = 3.0 / 64 / 16, tried = mc_trials_on();
+    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
+         tried ? cma + share * (own + 7.0 / 64 * round - cma) : own);
+    /* the direct algorithm: its rule (blocks below 2 MiB take CMA), or its trial between
+     * staging after the posting round and CMA */
+    NEAR(mc_cost_eval(direct, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
+         tried ? cma + share * (round + own - cma) : cma);
+    /* below 32 KiB of user buffers no trial: 4 KiB at 4 ranks */
+    in.m = in.ms = 4096;
+    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
+         2e-6 + 2 * 1.25 * MC_XCORE * 4096 / 8e9);
+    /* allgather with zero copy, 1 KiB at 4 ranks on 2 CPUs (load 2): alpha = sync + one
+     * scheduling round, bytes twice as slow (beta 2 / 8e9), and the direct algorithm's two
+     * waits for every rank one scheduling round more each; its own block and the p - 1 it
+     * reads: 2 beta p m */
+    mc_cost_in_t zc = {.p = 4, .m = 1024, .ms = 1024, .radix = 4, .sockets = 1, .xmap = -1, .load = 2};
+    double y = mc_sched_round(2), a = 1e-6 + y;
+    NEAR(mc_cost_eval(agd, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &zc),
+         2 * a + 2 * y + 2 * (2 / 8e9) * 4 * 1024);
+    /* allgatherv has no trial: its rule at 64 KiB blocks (CMA) */
+    in.m = in.ms = 65536;
+    NEAR(mc_cost_eval(agvd, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in),
+         2e-6 + 2 * 65536 / 8e9 + 3 * 3e-6 + 3 * 65536 / 5e9);
 }
 
 /* A measured adaptive-copy capacity decides what lies beyond the caches, not l3 + p l2: a
