@@ -166,6 +166,9 @@ typedef struct mc_cost_in {
                          * (set by mc_cost_eval from the profile; copies then stream) */
     double load;        /* ranks per online CPU of an oversubscribed node (mc_ctx_t.load), 0 =
                          * not oversubscribed: a flag round then waits for a scheduling round */
+    int nocma;          /* shared-memory algorithms: no single copies between address spaces
+                         * (the node's probe refused CMA, or MCOLL_SHM_PATH=copy|zero), so
+                         * ordinary buffers are staged and nothing tries CMA; 0 = CMA works */
 } mc_cost_in_t;
 
 typedef struct mc_hockney {

@@ -126,11 +126,23 @@ static int prefer(const mc_ctx_t *ctx, list_t *l)
  * the ring: beyond this many ranks the flat formulas at the inter level decide instead. */
 enum { REPLAY_MAX = 4096 };
 
+/* Whether the node's ranks cannot copy from each other's address spaces (CMA): by
+ * MCOLL_SHM_PATH (the same on every rank), or by the probe of ctx's region (one node: its
+ * ranks agreed on it when they mapped it; mc_msel_region). Before ctx has a region the costs
+ * assume CMA, as most nodes allow it. */
+static int no_cma(const mc_ctx_t *ctx)
+{
+    mc_path_t m = mc_shm_path();
+    if (m == MC_PATH_COPY || m == MC_PATH_ZERO) return 1;
+    return ctx->nnodes <= 1 && ctx->shm && !mc_shm_cma_ok(ctx->shm);
+}
+
 /* xmap: 0 = the profile's single-copy start-up (buffers outside the shared heap), -1 = zero copy. */
 static double cost_of(const mc_ctx_t *ctx, const mc_alg_t *alg, double m, long seg, double xmap)
 {
     mc_cost_in_t in = {.p = ctx->size, .m = m, .ms = seg > 0 && seg < m ? (double)seg : m, .radix = 4,
                        .sockets = 1, .nodes = ctx->nnodes, .xmap = xmap, .load = ctx->load};
+    in.nocma = no_cma(ctx);
     if (ctx->nnodes <= 1) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTRA, &in);
     if (ctx->size > REPLAY_MAX) return mc_cost_eval(alg, model, prof, MC_LEVEL_INTER, &in);
     int P = (ctx->size + ctx->nnodes - 1) / ctx->nnodes;
@@ -252,6 +264,17 @@ const mc_profile_t *mc_msel_profile(int *m)
     pthread_once(&once, init);
     *m = (int)model;
     return prof;
+}
+
+/* ctx's region was just mapped or taken over: if its probe refused CMA, lists built before
+ * (which assumed it) are dropped, to be built again with the probe's answer. Every local rank
+ * maps the region in the same call and learns the same answer, so the ranks still agree. */
+void mc_msel_region(mc_ctx_t *ctx)
+{
+    if (!ctx->msel || ctx->nnodes > 1 || !ctx->shm || ctx->shm->cma) return;
+    mc_msel_free(ctx->msel);
+    ctx->msel = NULL;
+    mc_sel_changed();
 }
 
 void mc_msel_free(struct mc_msel *m)

@@ -58,5 +58,8 @@ struct mc_profile;
 const struct mc_profile *mc_msel_profile(int *model);
 struct mc_msel;
 void mc_msel_free(struct mc_msel *m);
+/* ctx's node region is in place (mc_shm_create): decisions built before it assumed CMA; if its
+ * probe refused CMA they are built again. */
+void mc_msel_region(mc_ctx_t *ctx);
 const mc_rule_t *mc_rule_at(int i);
 #endif

@@ -195,6 +195,8 @@ static int create(mc_ctx_t *ctx, mc_shm_t *sh, const offer_t *offers)
     for (int i = 0; sh->pids && i < sh->p; i++) sh->pids[i] = (pid_t)offers[i].pid;
     if (rc == MPI_SUCCESS) rc = build_sockets(sh, node);
     if (rc == MPI_SUCCESS) sh->cma = mc_cma_probe(sh, node);
+    if (rc == MPI_SUCCESS && !sh->cma && sh->p > 1 && mc_cfg()->verbose)
+        mc_info("node region: CMA refused (ptrace rules or seccomp): no single copies between ranks");
     if (rc != MPI_SUCCESS) {
         munmap(sh->base, len);
         sh->base = NULL;
@@ -346,6 +348,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
         start_afresh(sh);
         pool.reused++;
         *out = ctx->shm = sh;
+        mc_msel_region(ctx);
         return MPI_SUCCESS;
     }
     if (!fresh) { /* every rank knows: a rank could not allocate (callers then decline) */
@@ -362,6 +365,7 @@ int mc_shm_create(mc_ctx_t *ctx, mc_shm_t **out)
     }
     pool.created++;
     *out = ctx->shm = sh;
+    mc_msel_region(ctx);
     return MPI_SUCCESS;
 }
 

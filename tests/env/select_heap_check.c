@@ -20,6 +20,7 @@
  * exact. At such a size the verdict of malloc buffers then holds for MC_ORDINARY_LAPSE ops of
  * the node region: heap calls run another algorithm, until the lapse lets one post its
  * buffers again and take shm_direct from then on. */
+#include "../verify/nocma.h"
 #include "shm/shm.h"
 #include <math.h>
 #include <mcoll.h>
@@ -239,14 +240,66 @@ static void movers(void)
     }
 }
 
+/* --nocma, on a node that refuses CMA (nocma.h, installed before any collective): the first
+ * collective on a communicator picks its algorithm before the node region exists, so under
+ * the assumption that CMA works; mapping the region, its probe finds CMA refused, and the
+ * decisions made under that assumption are dropped (mc_msel_region): right after that call
+ * the context holds none; the next call decides again and keeps its decisions. Then the
+ * uniform movers from 16 KiB to 1 MiB per rank, heap and malloc buffers, results checked
+ * (without CMA: zero copy or staging, whatever the selection). */
+static void nocma(void)
+{
+    MPI_Comm c;
+    mc_ctx_t *ctx = NULL;
+    size_t n = (size_t)64 << 10;
+    unsigned char *x = malloc(n * (size_t)size), *y = malloc(n * (size_t)size);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (!x || !y || mc_ctx_get(c, &ctx) != MPI_SUCCESS || !ctx) {
+        fail("--nocma", "no memory or no context");
+        goto out;
+    }
+    memset(x, 1, n);
+    MPI_Bcast(x, (int)n, MPI_BYTE, 0, c); /* maps the region */
+    if (!ctx->shm || ctx->shm->cma) fail("--nocma", "the node region's probe found CMA through the filter");
+    if (ctx->msel) fail("--nocma", "decisions made before the probe refused CMA were kept");
+    MPI_Bcast(x, (int)n, MPI_BYTE, 0, c);
+    if (!ctx->msel) fail("--nocma", "the next call kept no decisions");
+    static const char *colls[] = {"bcast", "allgather", "alltoall", "scatter"};
+    for (size_t k = (size_t)16 << 10; k <= ((size_t)1 << 20); k *= 4) {
+        for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
+            for (int heap = 1; heap >= 0; heap--) {
+                size_t len = k * (size_t)size;
+                unsigned char *hx = heap ? mcoll_malloc(len) : malloc(len),
+                              *hy = heap ? mcoll_malloc(len) : malloc(len);
+                char what[96];
+                snprintf(what, sizeof what, "%s of %zu bytes per rank, %s buffers, no CMA", colls[i], k,
+                         heap ? "heap" : "malloc");
+                if (!hx || !hy) fail(what, "no memory");
+                for (int j = 0; hx && hy && j < 3; j++) mover_call(colls[i], hx, hy, k, what);
+                if (heap)
+                    mcoll_free(hx), mcoll_free(hy);
+                else
+                    free(hx), free(hy);
+            }
+        }
+    }
+out:
+    MPI_Comm_free(&c);
+    free(x), free(y);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     malloc_shared = argc > 1 && !strcmp(argv[1], "--malloc-shared");
-    int only_movers = argc > 1 && !strcmp(argv[1], "--movers");
+    int only_movers = argc > 1 && !strcmp(argv[1], "--movers"),
+        no_cma = argc > 1 && !strcmp(argv[1], "--nocma");
+    if (no_cma && test_forbid_cma()) fail("--nocma", "could not install the seccomp filter");
     if (only_movers && size > 1) movers();
+    if (no_cma && size > 1) nocma();
+    only_movers |= no_cma;
     for (int heap = 0; !only_movers && heap < 2; heap++) {
         one("allreduce", 1 << 18, heap);
         one("reduce", 1 << 18, heap);

@@ -414,6 +414,45 @@ static void test_mover_trials(const mc_profile_t *d)
          2e-6 + 2 * 65536 / 8e9 + 3 * 3e-6 + 3 * 65536 / 5e9);
 }
 
+/* Without CMA (in->nocma: the node's probe refused it, or MCOLL_SHM_PATH=copy|zero) nothing
+ * tries single copies: on ordinary buffers a direct algorithm costs its posting round and its
+ * pipe (it always stages), a pipe its own copies, a hybrid its pipe; with heap buffers the
+ * direct algorithm keeps zero copy, and the pipe, whose trial would reach it through CMA's
+ * reachability, stays a pipe. */
+static void test_mover_nocma(const mc_profile_t *d)
+{
+    mc_profile_t p = *d;
+    p.shm_sync = 1e-6, p.xmap = 3e-6, p.t_copy = 1e9, p.c_copy = 4e9, p.l2 = 1 << 20, p.l3 = 8 << 20;
+    p.cma_bw = 5e9;
+    const mc_alg_t *pipe = mc_alg_find(MC_BCAST, "shm_pipe"), *direct = mc_alg_find(MC_BCAST, "shm_direct");
+    const mc_alg_t *svd = mc_alg_find(MC_SCATTERV, "shm_direct"), *svp = mc_alg_find(MC_SCATTERV, "shm_pipe"),
+                   *svh = mc_alg_find(MC_SCATTERV, "shm_hybrid");
+    CHECK(pipe && direct && svd && svp && svh, "bcast and scatterv shm algorithms registered");
+    if (!pipe || !direct || !svd || !svp || !svh) return;
+    /* bcast of 64 KiB at 4 ranks (as test_mover_trials): the pipe 2 syncs + 2 beta 1.25
+     * MC_XCORE m, the posting round 2 syncs */
+    mc_cost_in_t in = {.p = 4, .m = 65536, .ms = 65536, .radix = 4, .sockets = 1, .nocma = 1};
+    double own = 2e-6 + 2 * 1.25 * MC_XCORE * 65536 / 8e9, round = 2e-6;
+    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), own);
+    NEAR(mc_cost_eval(direct, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), round + own);
+    /* zero copy: the direct algorithm's single copies (3 syncs + 3/4 m at 2 beta), the pipe
+     * untried */
+    in.xmap = -1;
+    NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), own);
+    NEAR(mc_cost_eval(direct, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), 3e-6 + 2 * 0.75 * 65536 / 8e9);
+    /* scatterv of 128 KiB blocks at 4 ranks (user bytes 1 MiB: in the caches), ordinary
+     * buffers: the direct algorithm stages after its round, the hybrid is its pipe (CMA
+     * would have sent such blocks straight: MV_HYBRID_MIN) */
+    mc_cost_in_t v = {.p = 4, .m = 131072, .ms = 131072, .radix = 4, .sockets = 1, .nocma = 1};
+    double vpipe = mc_cost_eval(svp, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &v);
+    NEAR(vpipe, 2e-6 + 2 * 131072.0 * 4 / 8e9);
+    NEAR(mc_cost_eval(svd, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &v), round + vpipe);
+    NEAR(mc_cost_eval(svh, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &v), vpipe);
+    v.nocma = 0;
+    CHECK(mc_cost_eval(svh, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &v) != vpipe,
+          "with CMA a 128 KiB block of the hybrid goes straight");
+}
+
 /* A measured adaptive-copy capacity decides what lies beyond the caches, not l3 + p l2: a
  * point-to-point algorithm whose footprint (2 p m) exceeds it pays the memory slowdown. */
 static void test_measured_capacity(const mc_profile_t *d)
@@ -506,6 +545,7 @@ static void test_profile_io(void)
     unlink(path);
     test_shm_mapping(&d);
     test_mover_trials(&d);
+    test_mover_nocma(&d);
     test_measured_capacity(&d);
 }
 

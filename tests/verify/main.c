@@ -1,8 +1,10 @@
 /* mcoll-verify: every collective x every registered algorithm against independently computed
  * results. Usage:
  *   mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]
- *                [--seed N] [--vnode K] [--timeout SECONDS] [--heap] [--verbose [--verbose]]
+ *                [--seed N] [--vnode K] [--timeout SECONDS] [--heap] [--no-cma] [--verbose [--verbose]]
  * --heap: every buffer comes from the node-shared heap (mcoll_malloc): the zero-copy path.
+ * --no-cma: the ranks forbid themselves CMA first (nocma.h), as containers do: every path
+ *           without single copies (run Open MPI with btl_vader_single_copy_mechanism=none).
  * Default: the whole plan. --quick: without the MB-sized cases and with fewer cases on the
  * extra communicators. --large: only the MB-sized cases.
  * --alg all: each registered algorithm forced in turn (mcoll_set_alg), then "auto".
@@ -14,8 +16,10 @@
 #include "core/mc.h"
 #include "layouts.h"
 #include "mcoll.h"
+#include "nocma.h"
 #include "vtypes.h"
 #include <ctype.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,13 +38,15 @@ static const struct { const char *name; check_fn fn; } colls[] = {
 
 typedef struct {
     const char *coll, *alg;
-    int vnode, timeout;
+    int vnode, timeout, nocma;
 } opts_t;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]\n"
-                    "                    [--seed N] [--vnode K] [--timeout S] [--heap] [--verbose [--verbose]]\n");
+    fprintf(stderr,
+            "usage: mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]\n"
+            "                    [--seed N] [--vnode K] [--timeout S] [--heap] [--no-cma]\n"
+            "                    [--verbose [--verbose]]\n");
     exit(2);
 }
 
@@ -55,6 +61,8 @@ static void parse(int argc, char **argv, opts_t *o)
         else if (!strcmp(a, "--large")) T.large_only = 1;
         else if (!strcmp(a, "--verbose")) T.verbose++;
         else if (!strcmp(a, "--heap")) T.heap = 1;
+        else if (!strcmp(a, "--no-cma"))
+            o->nocma = 1;
         else if (!v) usage();
         else if (!strcmp(a, "--coll")) o->coll = argv[++i];
         else if (!strcmp(a, "--alg")) o->alg = argv[++i];
@@ -260,6 +268,10 @@ int main(int argc, char **argv)
     opts_t o;
     MPI_Init(&argc, &argv);
     parse(argc, argv, &o);
+    if (o.nocma && test_forbid_cma()) {
+        printf("FAIL: --no-cma: could not install the seccomp filter (errno %d)\n", errno);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     signal(SIGALRM, on_alarm);
     alarm((unsigned)o.timeout);
     setup();

@@ -1156,20 +1156,24 @@ double mc_mv_dav_alltoall_direct(const mc_cost_in_t *in) { return 2.0 * in->p * 
 /* alltoallv: m = all bytes a rank sends (p blocks). */
 double mc_mv_dav_alltoallv_pipe(const mc_cost_in_t *in) { return 2.0 * (2 * in->p - 1) * in->m; }
 double mc_mv_dav_alltoallv_direct(const mc_cost_in_t *in) { return 2.0 * in->p * in->m; }
-/* hybrid: which of the two a block of m bytes takes (hybrid_direct, near, within the cache) */
-static int hybrid_goes_direct(double m, double upper) { return m >= (double)MV_HYBRID_MIN && m < upper; }
+/* hybrid: which of the two a block of m bytes takes (hybrid_direct, near, within the cache;
+ * never without CMA, heap buffers included) */
+static int hybrid_goes_direct(const mc_cost_in_t *in, double m, double upper)
+{
+    return !in->nocma && m >= (double)MV_HYBRID_MIN && m < upper;
+}
 double mc_mv_dav_gather_hybrid(const mc_cost_in_t *in)
 {
-    return hybrid_goes_direct(in->m, (double)MV_HYBRID_GATHER) ? mc_mv_dav_rooted_direct(in) : mc_mv_dav_rooted_pipe(in);
+    return hybrid_goes_direct(in, in->m, (double)MV_HYBRID_GATHER) ? mc_mv_dav_rooted_direct(in) : mc_mv_dav_rooted_pipe(in);
 }
 double mc_mv_dav_scatter_hybrid(const mc_cost_in_t *in)
 {
-    return hybrid_goes_direct(in->m, HUGE_VAL) ? mc_mv_dav_rooted_direct(in) : mc_mv_dav_rooted_pipe(in);
+    return hybrid_goes_direct(in, in->m, HUGE_VAL) ? mc_mv_dav_rooted_direct(in) : mc_mv_dav_rooted_pipe(in);
 }
 double mc_mv_dav_alltoallv_hybrid(const mc_cost_in_t *in)
 {
     double blk = in->p > 0 ? in->m / in->p : in->m;
-    return hybrid_goes_direct(blk, HUGE_VAL) ? mc_mv_dav_alltoallv_direct(in) : mc_mv_dav_alltoallv_pipe(in);
+    return hybrid_goes_direct(in, blk, HUGE_VAL) ? mc_mv_dav_alltoallv_direct(in) : mc_mv_dav_alltoallv_pipe(in);
 }
 
 /* Hockney .cost of the shared-memory algorithms: alpha per flag round, beta per byte of
@@ -1206,10 +1210,11 @@ static int staged(const mc_cost_in_t *in, size_t from)
  * 64 KiB 4.80 / 4.57), at 4 ranks on the 2 cores 10-20 % (scatter 32-64 KiB 22.8 / 18.1 and
  * 44.7 / 39.4 us, bcast 128 KiB 18.5 / 14.3, alltoall 256 KiB 211 / 187), where the model had
  * chosen it; with heap buffers the zero-copy direct algorithm ran 2-5 % ahead of the pipe's
- * trial (bcast 64 KiB 1.51 / 1.58 us). */
+ * trial (bcast 64 KiB 1.51 / 1.58 us). Where CMA is refused (in->nocma) nothing tries
+ * (mv_trials). */
 static int tries(const mc_cost_in_t *in, double user)
 {
-    return in->p > 1 && mc_trials_on() && user >= (double)MC_TRIAL_MIN;
+    return in->p > 1 && !in->nocma && mc_trials_on() && user >= (double)MC_TRIAL_MIN;
 }
 /* On an oversubscribed node (in->load ranks per CPU) a wait for every rank takes about two
  * scheduling rounds where the flag round's alpha counts one (mc_sched_round; a pipe's reader
@@ -1231,11 +1236,13 @@ static double trial_of(double a, double b)
 }
 /* A direct algorithm: pipe, its pipe's own cost; single, its copies' (CMA or zero copy);
  * stage, whether its rule stages (staged); user, its trial's bytes (0: none, the
- * v-collectives). */
+ * v-collectives). Without CMA (in->nocma) ordinary buffers always stage: direct_open finds
+ * them unreachable after the posting round. */
 static double direct_way(const mc_hockney_t *h, const mc_cost_in_t *in, double pipe, double single, int stage,
                          double user)
 {
     double s = mc_post_round(h, in) + all_waits(in, 1) + pipe;
+    if (in->xmap > 0 && in->nocma) return s;
     if (in->xmap > 0 && tries(in, user)) return trial_of(s, single);
     return stage ? s : single;
 }
@@ -1340,7 +1347,7 @@ static double cost_rooted_single(const mc_hockney_t *h, const mc_cost_in_t *in)
 }
 double mc_mv_cost_scatterv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return cost_rooted_single(h, in);
+    return direct_way(h, in, mc_mv_cost_rooted_pipe(h, in), cost_rooted_single(h, in), 0, 0);
 }
 /* scatter: from MV_RING_STAGE_SCATTER buffers outside the heap cost the posting round, then
  * the pipe (ring_stage; not for copies that would stream, as the others) */
@@ -1398,20 +1405,22 @@ double mc_mv_cost_alltoall_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
                       staged(in, MV_RING_STAGE), 2 * in->m * in->p * in->p);
 }
 /* hybrid: the direct algorithm's copies without its posting round (one flag round for the
- * offsets, one for DONE), the pipe's below MV_HYBRID_MIN and beyond the caches */
+ * offsets, one for DONE), the pipe's below MV_HYBRID_MIN, beyond the caches and without CMA */
 double mc_mv_cost_gather_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->far || !hybrid_goes_direct(in->m, (double)MV_HYBRID_GATHER)) return mc_mv_cost_rooted_pipe(h, in);
+    if (in->far || !hybrid_goes_direct(in, in->m, (double)MV_HYBRID_GATHER))
+        return mc_mv_cost_rooted_pipe(h, in);
     return mc_mv_cost_rooted_direct(h, in);
 }
 double mc_mv_cost_scatter_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return hybrid_goes_direct(in->m, HUGE_VAL) ? mc_mv_cost_rooted_direct(h, in) : mc_mv_cost_rooted_pipe(h, in);
+    return hybrid_goes_direct(in, in->m, HUGE_VAL) ? mc_mv_cost_rooted_direct(h, in)
+                                                   : mc_mv_cost_rooted_pipe(h, in);
 }
 double mc_mv_cost_alltoallv_hybrid(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
     mc_cost_in_t b = *in;
     b.m = in->p > 0 ? in->m / in->p : in->m;
-    if (in->far || !hybrid_goes_direct(b.m, HUGE_VAL)) return mc_mv_cost_alltoallv_pipe(h, &b);
+    if (in->far || !hybrid_goes_direct(in, b.m, HUGE_VAL)) return mc_mv_cost_alltoallv_pipe(h, &b);
     return mc_mv_cost_alltoallv_direct(h, &b); /* within the caches: no staging */
 }
