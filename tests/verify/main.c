@@ -1,10 +1,12 @@
 /* mcoll-verify: every collective x every registered algorithm against independently computed
  * results. Usage:
  *   mcoll-verify [--coll NAME[,NAME..]|all] [--alg NAME|all|auto|env] [--quick|--large]
- *                [--seed N] [--vnode K] [--timeout SECONDS] [--heap] [--no-cma] [--verbose [--verbose]]
+ *                [--seed N] [--vnode K] [--timeout SECONDS] [--heap] [--no-cma]
+ *                [--verbose [--verbose]]
  * --heap: every buffer comes from the node-shared heap (mcoll_malloc): the zero-copy path.
  * --no-cma: the ranks forbid themselves CMA first (nocma.h), as containers do: every path
- *           without single copies (run Open MPI with btl_vader_single_copy_mechanism=none).
+ *           without single copies (the native MPI must not use CMA itself: Open MPI
+ *           btl_vader_single_copy_mechanism=none, MPICH over UCX UCX_TLS=^cma).
  * Default: the whole plan. --quick: without the MB-sized cases and with fewer cases on the
  * extra communicators. --large: only the MB-sized cases.
  * --alg all: each registered algorithm forced in turn (mcoll_set_alg), then "auto".
