@@ -37,6 +37,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_SHM_SIZE", MC_CFG_SIZE, "16M", "data area of each node region (pages are touched only when used)"},
     {"MCOLL_SHM_POOL", MC_CFG_INT, "4", "node regions of freed communicators kept per process for the next communicator with the same local ranks (at most 16; 0 = each communicator maps its own)"},
     {"MCOLL_SHM_PATH", MC_CFG_STR, "auto", "data path to peers' buffers: auto, copy (through the region), cma, zero (shared heap only)"},
+    {"MCOLL_SHM_PTRACER", MC_CFG_BOOL, "1", "1: where Yama's ptrace_scope is 1, each rank lets any process of its user attach to it (PR_SET_PTRACER_ANY, as Open MPI's CMA transport does), so its peers may use CMA; 0: leave the process as it is (CMA then refused on such nodes)"},
     {"MCOLL_SHM_CMA_FAST", MC_CFG_STR, "auto", "whether a posted ordinary buffer moves by CMA at a copy's rate (transparent huge pages), so the data movers read it by CMA instead of staging: auto (its owner measures it once), 1 (every buffer), 0 (none)"},
     {"MCOLL_SHM_CMA_BOUNCE", MC_CFG_STR, "auto", "whether a CMA transfer of 2 KiB or more whose destination lies 1-31 bytes past its source (modulo 64) goes through a bounce buffer at the remote side's alignment (the kernel's rep movsb runs 4-5x slower at that distance on AMD Zen 3): auto (measured once, at the first such transfer), 1 (always), 0 (never)"},
     {"MCOLL_SHM_CACHE", MC_CFG_SIZE, "0", "cache capacity C of the adaptive copy (0 = MCOLL_PROFILE cache.adaptive, else LLC + p*L2 from hwloc, LLC if inclusive; 32M if hwloc finds none or over 64M per PU)"},
@@ -128,6 +129,7 @@ static void load_shm(const char *name, const char *val)
     else if (!strcmp(name, "MCOLL_SHM_SIZE")) cfg.shm_size = size_or(name, val, 16L << 20);
     else if (!strcmp(name, "MCOLL_SHM_POOL")) cfg.shm_pool = (int)count_or(name, val, 4);
     else if (!strcmp(name, "MCOLL_SHM_PATH")) snprintf(cfg.shm_path, sizeof cfg.shm_path, "%s", val);
+    else if (!strcmp(name, "MCOLL_SHM_PTRACER")) cfg.shm_ptracer = atoi(val) != 0;
     else if (!strcmp(name, "MCOLL_SHM_CMA_FAST")) snprintf(cfg.shm_cma_fast, sizeof cfg.shm_cma_fast, "%s", val);
     else if (!strcmp(name, "MCOLL_SHM_CMA_BOUNCE")) snprintf(cfg.shm_cma_bounce, sizeof cfg.shm_cma_bounce, "%s", val);
     else if (!strcmp(name, "MCOLL_SHM_CACHE")) cfg.shm_cache = size_or(name, val, 0);

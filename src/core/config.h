@@ -28,6 +28,7 @@ typedef struct mc_config {
     long shm_size;              /* data area of a node region, bytes */
     int shm_pool;               /* idle regions kept for reuse per process (region.c) */
     char shm_path[8];           /* auto | copy | cma | zero */
+    int shm_ptracer;            /* 1: under Yama scope 1 let peers attach (CMA; shm/cma.c) */
     char shm_cma_fast[8];       /* auto | 1 | 0: posted ordinary buffers fast by CMA (huge pages) */
     char shm_cma_bounce[8];     /* auto | 1 | 0: skewed CMA transfers through a bounce buffer */
     long shm_cache;             /* cache capacity C for adaptive copies, 0 = from hwloc */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -171,6 +172,34 @@ int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n)
     return cma_move(pid, (char *)src, (uintptr_t)remote_dst, n, 1);
 }
 
+/* ---------------------------------------------------------------- Yama
+ * Under Yama's ptrace_scope 1 (Ubuntu's default) a process may attach to another, and so use
+ * CMA on it, only when it is that process's ancestor or the process named it (PR_SET_PTRACER):
+ * ranks started side by side by the launcher could not reach each other. So before the probe
+ * every rank lets any process of its user attach (PR_SET_PTRACER_ANY), as Open MPI's own CMA
+ * transport does for its ranks; unless MCOLL_SHM_PTRACER=0 or MCOLL_SHM_PATH rules CMA out.
+ * Scope 0 needs nothing; under 2 and 3 nothing helps (the probe then finds CMA refused). */
+#define YAMA_SCOPE "/proc/sys/kernel/yama/ptrace_scope"
+
+int mc_cma_allow_peers(const char *scope_file)
+{
+    FILE *f = fopen(scope_file, "r");
+    int scope = -1;
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1) scope = -1;
+        fclose(f);
+    }
+    if (scope != 1) return 0;
+    return prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) == 0 ? 1 : -errno;
+}
+
+static void allow_peers_once(void)
+{
+    int rc = mc_cma_allow_peers(YAMA_SCOPE);
+    if (rc && mc_cfg()->verbose)
+        mc_info("Yama ptrace_scope 1: %s", rc > 0 ? "this rank lets its peers attach (CMA)" : strerror(-rc));
+}
+
 /* ---------------------------------------------------------------- probe */
 /* A word only this process holds: a peer that reads it through pids[j] knows it reached
  * the right process (not a namesake pid in another pid namespace). */
@@ -218,6 +247,10 @@ static int fd_peer_ok(pid_t pid, const probe_t *pr)
 
 int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm)
 {
+    static pthread_once_t yama = PTHREAD_ONCE_INIT;
+    mc_path_t path = mc_shm_path();
+    if (mc_cfg()->shm_ptracer && (path == MC_PATH_AUTO || path == MC_PATH_CMA))
+        pthread_once(&yama, allow_peers_once);
     probe_t mine = {.addr = (uintptr_t)&probe_word, .word = nonce(), .fd = -1};
     probe_t all[sh->p];
     int ok[2] = {1, 1}, all_ok[2] = {0, 0};

@@ -520,6 +520,11 @@ mc_path_t mc_shm_path(void);            /* MCOLL_SHM_PATH */
  * filled): each rank reads a word of every peer with process_vm_readv; returns 1 when every
  * rank succeeded with every peer (same answer on all ranks), 0 otherwise. */
 int mc_cma_probe(mc_shm_t *sh, MPI_Comm node_comm);
+/* Where the Yama scope read from scope_file is 1, lets any process of this user attach to this
+ * one (PR_SET_PTRACER_ANY), so peers may use CMA on it: 1 done, 0 not needed (another scope,
+ * or no such file), -errno when the kernel refused (cma.c; the probe calls it once per
+ * process unless MCOLL_SHM_PTRACER=0). */
+int mc_cma_allow_peers(const char *scope_file);
 int mc_cma_read(pid_t pid, void *dst, const void *remote_src, size_t n);
 int mc_cma_write(pid_t pid, void *remote_dst, const void *src, size_t n);
 /* Whether a transfer whose destination lies 1-31 bytes past its source (mod 64) goes through

@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "shm/shm.h"
 #include "unit.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -436,6 +437,37 @@ static void bench(void)
     free(d);
 }
 
+/* Yama (mc_cma_allow_peers): the process names any ptracer exactly where the scope file says
+ * 1 - the call then succeeds, or fails with EINVAL on a kernel without Yama (this one) - and
+ * leaves the process alone for every other scope, a missing file or garbage. */
+static void test_yama(void)
+{
+    static const struct {
+        const char *text;
+        int calls;
+    } cases[] = {
+        {"0\n", 0}, {"1\n", 1}, {"2\n", 0}, {"3\n", 0}, {"x\n", 0}, {"", 0},
+    };
+    char path[] = "/tmp/mcoll-unit-yama-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "temporary file");
+    if (fd < 0) return;
+    close(fd);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        FILE *f = fopen(path, "w");
+        if (!f) break;
+        fputs(cases[i].text, f);
+        fclose(f);
+        int rc = mc_cma_allow_peers(path);
+        if (cases[i].calls)
+            CHECK(rc == 1 || rc == -EINVAL, "scope 1: PR_SET_PTRACER_ANY asked for (rc %d)", rc);
+        else
+            CHECK(rc == 0, "scope file \"%s\": nothing asked for (rc %d)", cases[i].text, rc);
+    }
+    unlink(path);
+    CHECK(mc_cma_allow_peers("/nonexistent/ptrace_scope") == 0, "no Yama file: nothing asked for");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--child")) return child_main(argv[2]);
@@ -457,6 +489,7 @@ int main(int argc, char **argv)
     test_capacity();
     test_cma_ranges();
     test_cma_probe();
+    test_yama();
     run_child(argv[0], "nt-sse2", "MCOLL_SHM_NT", "sse2");
     run_child(argv[0], "nt-bogus", "MCOLL_SHM_NT", "bogus");
     run_child(argv[0], "cma-1", "MCOLL_SHM_CMA_FAST", "1");
