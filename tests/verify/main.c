@@ -6,7 +6,7 @@
  * --heap: every buffer comes from the node-shared heap (mcoll_malloc): the zero-copy path.
  * --no-cma: the ranks forbid themselves CMA first (nocma.h), as containers do: every path
  *           without single copies (the native MPI must not use CMA itself: Open MPI
- *           btl_vader_single_copy_mechanism=none, MPICH over UCX UCX_TLS=^cma).
+ *           btl_vader_single_copy_mechanism=none, MPICH over UCX UCX_TLS=self,posix,sysv).
  * Default: the whole plan. --quick: without the MB-sized cases and with fewer cases on the
  * extra communicators. --large: only the MB-sized cases.
  * --alg all: each registered algorithm forced in turn (mcoll_set_alg), then "auto".
