@@ -6,7 +6,7 @@
 # counts 2-8, virtual nodes (tcp between them too), virtual sockets, a far node, a small
 # region, no pool, forced data paths, no trials, the other selection and models, a small
 # cache capacity and slice, no small-message path, the scalar copy kernel, MCOLL_INT_MAX,
-# adoption of malloc blocks (MCOLL_SHM_ADOPT). With ASAN=1 the ASan+UBSan build (build-asan)
+# adoption of malloc blocks (MCOLL_SHM_ADOPT), a node that refuses CMA. With ASAN=1 the ASan+UBSan build (build-asan)
 # takes every fourth run, with MPICH=1 the MPICH build (build-mpich, 2-3 ranks: it
 # busy-polls) every fourth. Every run is one log line in OUT/log.txt (default soak-out); a
 # failure also writes OUT/fail-<seed>.txt with the command that replays it (from the
@@ -20,9 +20,12 @@ iters=${ITERS:-400}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 mkdir -p "$out"
-# per build: "ranks|environment" (space-separated k=v); adoption (MCOLL_SHM_ADOPT) takes glibc
-# blocks of 128 KiB and more that are mappings of their own: a fixed mmap threshold keeps them so
+# per build: "ranks|environment" (space-separated k=v, and --options for mcoll-soak); adoption
+# (MCOLL_SHM_ADOPT) takes glibc blocks of 128 KiB and more that are mappings of their own: a
+# fixed mmap threshold keeps them so. --no-cma: the ranks forbid themselves CMA (a seccomp
+# filter), and the native MPIs are told to do without it (MPICH's UCX to shared memory alone)
 adopt_env=GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072
+nocma_env="OMPI_MCA_btl_vader_single_copy_mechanism=none UCX_TLS=self,posix,sysv"
 ompi=("2|" "3|" "5|" "8|" "4|MCOLL_VNODE_SIZE=2" "7|MCOLL_VNODE_SIZE=3" "8|MCOLL_VNODE_SIZE=3"
       "4|OMPI_MCA_btl=tcp,self OMPI_MCA_pml=ob1 MCOLL_VNODE_SIZE=2" "3|MCOLL_VNODE_SIZE=1"
       "4|MCOLL_VSOCKET_SIZE=2" "3|MCOLL_VSOCKET_SIZE=2" "6|MCOLL_VNODE_SIZE=2 MCOLL_VSOCKET_SIZE=1"
@@ -31,11 +34,12 @@ ompi=("2|" "3|" "5|" "8|" "4|MCOLL_VNODE_SIZE=2" "7|MCOLL_VNODE_SIZE=3" "8|MCOLL
       "3|MCOLL_SHM_PATH=cma" "3|MCOLL_SHM_PATH=copy" "4|MCOLL_SHM_TRIAL=0" "2|MCOLL_SHM_CMA_FAST=1"
       "4|MCOLL_SELECT=table" "4|MCOLL_MODEL=hockney" "3|MCOLL_MODEL=loggp MCOLL_VNODE_SIZE=1"
       "3|MCOLL_SHM_CACHE=1M" "4|MCOLL_SHM_SLICE=4K" "3|MCOLL_SHM_SMALL=0" "3|MCOLL_SHM_NT=scalar"
-      "3|MCOLL_INT_MAX=1000" "5|MCOLL_SHM=0" "3|MCOLL_SHM_ADOPT=1 $adopt_env" "4|MCOLL_SHM_ADOPT=2 $adopt_env")
+      "3|MCOLL_INT_MAX=1000" "5|MCOLL_SHM=0" "3|MCOLL_SHM_ADOPT=1 $adopt_env" "4|MCOLL_SHM_ADOPT=2 $adopt_env"
+      "3|--no-cma $nocma_env")
 asan=("3|" "4|MCOLL_VNODE_SIZE=2" "5|MCOLL_VSOCKET_SIZE=2" "3|MCOLL_SHM_FAR_NS=1"
-      "2|MCOLL_SHM_SIZE=64K" "4|MCOLL_SHM_PATH=cma")
+      "2|MCOLL_SHM_SIZE=64K" "4|MCOLL_SHM_PATH=cma" "3|--no-cma $nocma_env")
 mpich=("2|" "3|" "2|MCOLL_VNODE_SIZE=1" "3|MCOLL_SHM_FAR_NS=1" "2|MCOLL_SHM_PATH=cma"
-       "2|MCOLL_SHM_ADOPT=1 $adopt_env")
+       "2|MCOLL_SHM_ADOPT=1 $adopt_env" "2|--no-cma $nocma_env")
 need() { [ -x "$1/bin/mcoll-soak" ] || { echo "soak: no $1/bin/mcoll-soak ($2)"; exit 2; }; }
 need build make
 [ "${ASAN:-0}" = 1 ] && need build-asan "make check-asan"
@@ -44,20 +48,20 @@ need build make
 # One run: prints the log line, writes the failure file. $1 build, $2 "ranks|env".
 run() {
   local build=$1 np=${2%%|*} envs=${2#*|} n=$iters heap=$((seed % 3 ? 30 : 100)) cmd
-  local -a launch
+  local -a launch args
   local bin
   case $build in
     openmpi|asan)
       launch=(mpiexec.openmpi --oversubscribe -n "$np")
-      for e in $envs; do launch+=(-x "$e"); done
+      for e in $envs; do [[ $e == --* ]] && args+=("$e") || launch+=(-x "$e"); done
       bin=build/bin/mcoll-soak
       [ "$build" = asan ] && bin=build-asan/bin/mcoll-soak n=$((iters * 3 / 8)) ;;
     mpich)
       launch=(mpiexec.mpich -n "$np")
-      for e in $envs; do launch+=(-genv "${e%%=*}" "${e#*=}"); done
+      for e in $envs; do [[ $e == --* ]] && args+=("$e") || launch+=(-genv "${e%%=*}" "${e#*=}"); done
       bin=build-mpich/bin/mcoll-soak n=$((iters * 3 / 4)) ;;
   esac
-  launch+=("$bin" --iters "$n" --seed "$seed" --heap-share "$heap")
+  launch+=("$bin" --iters "$n" --seed "$seed" --heap-share "$heap" "${args[@]}")
   cmd="${launch[*]}"
   [ "$build" = asan ] && cmd="ASAN_OPTIONS=$ASAN_OPTIONS $cmd"
   local t0=$SECONDS text rc

@@ -23,10 +23,14 @@
  * Exscan's result on rank 0 is undefined and not compared.
  *
  * Usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100]
- *                   [--exact-share 0..100] [--verbose]
+ *                   [--exact-share 0..100] [--no-cma] [--verbose]
+ * --no-cma: every rank forbids itself CMA right after MPI_Init (tests/verify/nocma.h), as on
+ * a container's node; the native MPI must then do without it too (Open MPI
+ * btl_vader_single_copy_mechanism=none, MPICH over UCX UCX_TLS=self,posix,sysv).
  * Prints "FAIL soak ..." for each difference (the call's full description: rerun with the same
  * seed to reproduce) and "PASSED" with a count of the algorithms that ran. */
-#include "shm/heap.h" /* mc_adopt_counts: how many exact blocks MCOLL_SHM_ADOPT adopted */
+#include "../verify/nocma.h" /* --no-cma: the ranks forbid themselves CMA */
+#include "shm/heap.h"        /* mc_adopt_counts: how many exact blocks MCOLL_SHM_ADOPT adopted */
 #include <mcoll.h>
 #include <mpi.h>
 #include <signal.h>
@@ -37,7 +41,7 @@
 #include <unistd.h>
 
 static uint64_t seed = 1;
-static int wrank, wsize, verbose, fails, heap_share = 30, exact_share = 15, native_mpich;
+static int wrank, wsize, verbose, fails, heap_share = 30, exact_share = 15, native_mpich, no_cma;
 static size_t max_bytes = 4u << 20;
 static char label[1024];
 
@@ -745,17 +749,21 @@ int main(int argc, char **argv)
             heap_share = atoi(v), i++;
         else if (v && !strcmp(a, "--exact-share"))
             exact_share = atoi(v), i++;
+        else if (!strcmp(a, "--no-cma"))
+            no_cma = 1;
         else {
-            fprintf(
-                stderr,
-                "usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100]"
-                " [--exact-share 0..100] [--verbose]\n");
+            fprintf(stderr, "usage: mcoll-soak [--seed N] [--iters N] [--max BYTES] [--heap-share 0..100]"
+                            " [--exact-share 0..100] [--no-cma] [--verbose]\n");
             return 2;
         }
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (no_cma && test_forbid_cma()) {
+        printf("FAIL: --no-cma: could not install the seccomp filter\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     signal(SIGALRM, on_alarm);
     alarm(wd ? (unsigned)atoi(wd) : 900);
