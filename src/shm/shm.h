@@ -728,5 +728,31 @@ static inline double mc_post_round(const mc_hockney_t *h, const mc_cost_in_t *in
     double y = mc_sched_round(in->load), lines = h->alpha - y;
     return MC_POST_ROUND * (lines > 0 ? lines : 0) + y;
 }
+/* Cost models: on an oversubscribed node (in->load ranks per CPU) a wait for every rank takes
+ * about two scheduling rounds where the flag round's alpha counts one (mc_sched_round; a
+ * pipe's reader waits for its one writer): the direct algorithms wait so n times, their
+ * posting round and, on the posted buffers, the DONE before they may be reused. Measured at 4
+ * ranks on the 2 cores (load 2; forced, median of 2 launches, Open MPI): the movers' direct
+ * algorithm with heap buffers 4.8-5.2 us above the pipe at 1 KiB (allgather 10.7 / 5.5,
+ * alltoall 11.0 / 6.3, gather 10.2 / 5.3), where the model counted the same flag rounds, and
+ * staged through the pipe (malloc buffers, 16 KiB) 3.8-4.5 us above it (allgather 16.8 /
+ * 13.0, alltoall 24.0 / 19.6, scatter 16.1 / 11.6) where the posting round counted 2.5. */
+static inline double mc_all_waits(const mc_cost_in_t *in, int n) { return n * mc_sched_round(in->load); }
+/* Cost models: a call that runs another algorithm (`staged`: its cost) after a direct
+ * algorithm's posting round: the round, and on an oversubscribed node MC_STAGE_LOAD of the
+ * other algorithm. There the round holds the ranks that run first until every rank has been
+ * scheduled and posted, where the other algorithm alone would start at once; back to back
+ * (batches of 10) the two took the same within 2-6 %. Measured (single calls after a barrier,
+ * Open MPI, us): the movers at 4 ranks on the 2 cores (MCOLL_SHM_PATH=copy, 2 launches in
+ * both orders, direct / pipe): allgather 512 KiB-1 MiB 199 / 174, 401 / 348; alltoall 258 /
+ * 225, 903 / 795; bcast 48 / 41, 88 / 80; scatter 87 / 70, 166 / 138: beyond the round's 4-5
+ * us, 3-17 % of the pipe (3 ranks: 0-18 %). (The reductions' shm_direct loses as much to
+ * shm_ma under load at 256 KiB-1 MiB, but its trial wins back more from 2 MiB: their cost
+ * keeps the plain posting round until it counts its trial.) */
+#define MC_STAGE_LOAD 0.1
+static inline double mc_stage_round(const mc_hockney_t *h, const mc_cost_in_t *in, double staged)
+{
+    return mc_post_round(h, in) + (in->load > 1 ? MC_STAGE_LOAD * staged : 0);
+}
 
 #endif

@@ -442,7 +442,7 @@ static void test_mover_nocma(const mc_profile_t *d)
     NEAR(mc_cost_eval(direct, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), 3e-6 + 2 * 0.75 * 65536 / 8e9);
     /* ordinary buffers at 4 ranks on 2 CPUs (load 2: alpha = sync + a scheduling round y,
      * bytes twice as slow): the round (2 syncs + y) and its wait for every rank (y), and the
-     * staged call's share of its pipe lost to the round (MV_STAGE_LOAD, 0.1) */
+     * staged call's share of its pipe lost to the round (MC_STAGE_LOAD, 0.1) */
     in.xmap = 0, in.load = 2;
     double y = mc_sched_round(2), lpipe = 2 * (1e-6 + y) + 2 * (2 / 8e9) * 1.25 * MC_XCORE * 65536;
     NEAR(mc_cost_eval(pipe, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &in), lpipe);

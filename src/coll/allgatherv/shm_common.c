@@ -1216,32 +1216,6 @@ static int tries(const mc_cost_in_t *in, double user)
 {
     return in->p > 1 && !in->nocma && mc_trials_on() && user >= (double)MC_TRIAL_MIN;
 }
-/* On an oversubscribed node (in->load ranks per CPU) a wait for every rank takes about two
- * scheduling rounds where the flag round's alpha counts one (mc_sched_round; a pipe's reader
- * waits for its one writer): the direct algorithms wait so n times, their posting round
- * (direct_open) and, with single copies, the DONE before a posted buffer is reused. Measured
- * at 4 ranks on the 2 cores (load 2; forced, median of 2 launches, Open MPI): the direct
- * algorithm with heap buffers 4.8-5.2 us above the pipe at 1 KiB (allgather 10.7 / 5.5,
- * alltoall 11.0 / 6.3, gather 10.2 / 5.3), where the model counted the same flag rounds, and
- * staged through the pipe (malloc buffers, 16 KiB) 3.8-4.5 us above it (allgather 16.8 /
- * 13.0, alltoall 24.0 / 19.6, scatter 16.1 / 11.6) where the posting round counted 2.5. */
-static double all_waits(const mc_cost_in_t *in, int n)
-{
-    return n * mc_sched_round(in->load);
-}
-/* A call that stages through the pipe after the direct algorithm's posting round: the round,
- * and on an oversubscribed node MV_STAGE_LOAD of the pipe. There the round holds the ranks
- * that run first until every rank has been scheduled and posted, where a plain pipe's
- * writers start copying in at once; back to back (batches of 10) the two took the same.
- * Measured at 4 ranks on the 2 cores (load 2; MCOLL_SHM_PATH=copy, single calls after a
- * barrier, 2 launches in both orders, Open MPI, us, direct / pipe): allgather 512 KiB-1 MiB
- * 199 / 174, 401 / 348; alltoall 258 / 225, 903 / 795; bcast 48 / 41, 88 / 80; scatter 87
- * / 70, 166 / 138: beyond the round's 4-5 us, 3-17 % of the pipe (3 ranks: 0-18 %). */
-#define MV_STAGE_LOAD 0.1
-static double stage_round(const mc_hockney_t *h, const mc_cost_in_t *in, double pipe)
-{
-    return mc_post_round(h, in) + (in->load > 1 ? MV_STAGE_LOAD * pipe : 0);
-}
 static double trial_of(double a, double b)
 {
     double lo = fmin(a, b), hi = fmax(a, b), share = (double)MC_TRIAL_BURST / MC_TRIAL_EVERY;
@@ -1254,7 +1228,7 @@ static double trial_of(double a, double b)
 static double direct_way(const mc_hockney_t *h, const mc_cost_in_t *in, double pipe, double single, int stage,
                          double user)
 {
-    double s = stage_round(h, in, pipe) + all_waits(in, 1) + pipe;
+    double s = mc_stage_round(h, in, pipe) + mc_all_waits(in, 1) + pipe;
     if (in->xmap > 0 && in->nocma) return s;
     if (in->xmap > 0 && tries(in, user)) return trial_of(s, single);
     return stage ? s : single;
@@ -1266,7 +1240,7 @@ static double pipe_way(const mc_hockney_t *h, const mc_cost_in_t *in, double pip
 {
     if (!tries(in, user) || per_rank < (double)from) return pipe;
     double shares = (double)(MC_TRIAL_BURST + MC_TRIAL_KEEP) / MC_TRIAL_EVERY;
-    return trial_of(pipe + shares * stage_round(h, in, pipe), single);
+    return trial_of(pipe + shares * mc_stage_round(h, in, pipe), single);
 }
 
 /* Pipes: copy-in and copy-out overlap, so a rank's time is its copy-outs plus one slice;
@@ -1301,7 +1275,7 @@ static double cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
  * each of the p - 1 readers */
 static double cost_bcast_single(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 3 * h->alpha + all_waits(in, 2) + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
+    return 3 * h->alpha + mc_all_waits(in, 2) + xcopy(h, in, in->p - 1, in->m * (in->p - 1) / in->p);
 }
 double mc_mv_cost_bcast_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
@@ -1322,7 +1296,7 @@ double mc_mv_cost_allgatherv_pipe(const mc_hockney_t *h, const mc_cost_in_t *in)
  * copies its own */
 static double cost_read_single(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return 2 * h->alpha + all_waits(in, 2) + 2 * h->beta * in->m +
+    return 2 * h->alpha + mc_all_waits(in, 2) + 2 * h->beta * in->m +
            xcopy(h, in, in->p - 1, in->m * (in->p - 1));
 }
 double mc_mv_cost_allgatherv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
@@ -1356,7 +1330,7 @@ double mc_mv_cost_rooted_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 /* the direct algorithms' (with their waits; the hybrids have no posting round) */
 static double cost_rooted_single(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    return mc_mv_cost_rooted_direct(h, in) + all_waits(in, 2);
+    return mc_mv_cost_rooted_direct(h, in) + mc_all_waits(in, 2);
 }
 double mc_mv_cost_scatterv_direct(const mc_hockney_t *h, const mc_cost_in_t *in)
 {
