@@ -213,31 +213,40 @@ static void mover_call(const char *coll, unsigned char *x, unsigned char *y, siz
     }
 }
 
+static const char *mover_colls[] = {"bcast", "allgather", "alltoall", "scatter"};
+
+/* `calls` calls of coll, n bytes per rank, on a fresh pair of heap or malloc buffers, each
+ * result checked; want (may be NULL) names the algorithm call k must run. */
+static void mover_calls(const char *coll, size_t n, int heap, int calls, const char *note,
+                        const char *(*want)(int heap, int k))
+{
+    size_t len = n * (size_t)size;
+    unsigned char *x = heap ? mcoll_malloc(len) : malloc(len), *y = heap ? mcoll_malloc(len) : malloc(len);
+    char what[96];
+    snprintf(what, sizeof what, "%s of %zu bytes per rank, %s buffers%s", coll, n, heap ? "heap" : "malloc",
+             note);
+    if (!x || !y) fail(what, "no memory");
+    for (int k = 0; x && y && k < calls; k++) {
+        mover_call(coll, x, y, n, what);
+        if (want) expect_alg(what, coll, want(heap, k));
+    }
+    if (heap)
+        mcoll_free(x), mcoll_free(y);
+    else
+        free(x), free(y);
+}
+
+/* heap buffers first: shm_direct; malloc ones: shm_direct once, then shm_pipe */
+static const char *movers_want(int heap, int k)
+{
+    return heap || k == 0 ? "shm_direct" : "shm_pipe";
+}
+
 static void movers(void)
 {
-    static const char *colls[] = {"bcast", "allgather", "alltoall", "scatter"};
-    size_t n = (size_t)256 << 10, len = n * (size_t)size;
-    for (size_t c = 0; c < sizeof colls / sizeof *colls; c++) {
-        for (int heap = 1; heap >= 0; heap--) {
-            unsigned char *x = heap ? mcoll_malloc(len) : malloc(len),
-                          *y = heap ? mcoll_malloc(len) : malloc(len);
-            char what[96];
-            snprintf(what, sizeof what, "%s of %zu bytes per rank, %s buffers", colls[c], n,
-                     heap ? "heap" : "malloc");
-            if (!x || !y) {
-                fail(what, "no memory");
-                return;
-            }
-            for (int k = 0; k < (heap ? 1 : 3); k++) {
-                mover_call(colls[c], x, y, n, what);
-                expect_alg(what, colls[c], heap || k == 0 ? "shm_direct" : "shm_pipe");
-            }
-            if (heap)
-                mcoll_free(x), mcoll_free(y);
-            else
-                free(x), free(y);
-        }
-    }
+    for (size_t c = 0; c < sizeof mover_colls / sizeof *mover_colls; c++)
+        for (int heap = 1; heap >= 0; heap--)
+            mover_calls(mover_colls[c], (size_t)256 << 10, heap, heap ? 1 : 3, "", movers_want);
 }
 
 /* --nocma, on a node that refuses CMA (nocma.h, installed before any collective): the first
@@ -264,25 +273,9 @@ static void nocma(void)
     if (ctx->msel) fail("--nocma", "decisions made before the probe refused CMA were kept");
     MPI_Bcast(x, (int)n, MPI_BYTE, 0, c);
     if (!ctx->msel) fail("--nocma", "the next call kept no decisions");
-    static const char *colls[] = {"bcast", "allgather", "alltoall", "scatter"};
-    for (size_t k = (size_t)16 << 10; k <= ((size_t)1 << 20); k *= 4) {
-        for (size_t i = 0; i < sizeof colls / sizeof *colls; i++) {
-            for (int heap = 1; heap >= 0; heap--) {
-                size_t len = k * (size_t)size;
-                unsigned char *hx = heap ? mcoll_malloc(len) : malloc(len),
-                              *hy = heap ? mcoll_malloc(len) : malloc(len);
-                char what[96];
-                snprintf(what, sizeof what, "%s of %zu bytes per rank, %s buffers, no CMA", colls[i], k,
-                         heap ? "heap" : "malloc");
-                if (!hx || !hy) fail(what, "no memory");
-                for (int j = 0; hx && hy && j < 3; j++) mover_call(colls[i], hx, hy, k, what);
-                if (heap)
-                    mcoll_free(hx), mcoll_free(hy);
-                else
-                    free(hx), free(hy);
-            }
-        }
-    }
+    for (size_t k = (size_t)16 << 10; k <= ((size_t)1 << 20); k *= 4)
+        for (size_t i = 0; i < sizeof mover_colls / sizeof *mover_colls; i++)
+            for (int heap = 1; heap >= 0; heap--) mover_calls(mover_colls[i], k, heap, 3, ", no CMA", NULL);
 out:
     MPI_Comm_free(&c);
     free(x), free(y);
