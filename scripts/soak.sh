@@ -6,9 +6,9 @@
 # counts 2-8, virtual nodes (tcp between them too), virtual sockets, a far node, a small
 # region, no pool, forced data paths, no trials, the other selection and models, a small
 # cache capacity and slice, no small-message path, the scalar copy kernel, MCOLL_INT_MAX,
-# adoption of malloc blocks (MCOLL_SHM_ADOPT), a node that refuses CMA. With ASAN=1 the ASan+UBSan build (build-asan)
-# takes every fourth run, with MPICH=1 the MPICH build (build-mpich, 2-3 ranks: it
-# busy-polls) every fourth. Every run is one log line in OUT/log.txt (default soak-out); a
+# adoption of malloc blocks (MCOLL_SHM_ADOPT), a node that refuses CMA. With ASAN=1 the
+# ASan+UBSan build (build-asan) takes every fourth run, with MPICH=1 the MPICH build
+# (build-mpich, 2-3 ranks: it busy-polls) every fourth. Every run is one log line in OUT/log.txt (default soak-out); a
 # failure also writes OUT/fail-<seed>.txt with the command that replays it (from the
 # repository's top) and the output's tail. Exit status 1 when any run failed.
 set -uo pipefail
