@@ -186,7 +186,9 @@ static list_t *build(const mc_ctx_t *ctx, mc_coll_t c, int k, int ordinary)
             if (MC_MSEL_SEGS[s] < m) add(l, ctx, alg, i, m, MC_MSEL_SEGS[s]);
     }
     int pref = prefer(ctx, l);
-    double tol = ordinary ? MC_MSEL_TOL : MC_MSEL_ZTOL;
+    /* on an oversubscribed node the round that a direct algorithm's ordinary cost counts
+     * comes with its share of the staged call (mc_stage_round): the heap order tolerates both */
+    double tol = ordinary ? MC_MSEL_TOL : MC_MSEL_ZTOL + (ctx->load > 1 ? MC_STAGE_LOAD : 0);
     for (int j = 0; j < l->n; j++)
         if (l->c[j].pref == pref) best = fmin(best, l->c[j].t);
     for (int j = 0; j < l->n; j++)

@@ -746,9 +746,10 @@ static inline double mc_all_waits(const mc_cost_in_t *in, int n) { return n * mc
  * Open MPI, us): the movers at 4 ranks on the 2 cores (MCOLL_SHM_PATH=copy, 2 launches in
  * both orders, direct / pipe): allgather 512 KiB-1 MiB 199 / 174, 401 / 348; alltoall 258 /
  * 225, 903 / 795; bcast 48 / 41, 88 / 80; scatter 87 / 70, 166 / 138: beyond the round's 4-5
- * us, 3-17 % of the pipe (3 ranks: 0-18 %). (The reductions' shm_direct loses as much to
- * shm_ma under load at 256 KiB-1 MiB, but its trial wins back more from 2 MiB: their cost
- * keeps the plain posting round until it counts its trial.) */
+ * us, 3-17 % of the pipe (3 ranks: 0-18 %). The reductions' shm_direct on ordinary buffers
+ * (the round, then shm_ma) likewise: 3 and 4 ranks, forced, both orders, 64 KiB-1 MiB 0-25 %
+ * above shm_ma (reduce 512 KiB at 3 ranks 56-58 / 49-55 us); the heap order's tolerance
+ * counts the share too (select/model.c). */
 #define MC_STAGE_LOAD 0.1
 static inline double mc_stage_round(const mc_hockney_t *h, const mc_cost_in_t *in, double staged)
 {

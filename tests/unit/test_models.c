@@ -320,7 +320,8 @@ static void test_shm_mapping(const mc_profile_t *d)
         /* a balanced algorithm at load 2.5 (allreduce shm_ma, 5 ranks, 64 KiB: one window of
          * 5 flag rounds): rounds MC_YIELD_ROUND x 1.5 more, the rest (bytes, folds) x 2.5; its
          * direct algorithm on ordinary buffers: one posting round more, MC_POST_ROUND line
-         * hand-overs and one scheduling round */
+         * hand-overs and one scheduling round, and the share of the staged call it loses to
+         * the round (MC_STAGE_LOAD of shm_ma's cost); without load the round alone */
         const mc_alg_t *ama = mc_alg_find(MC_ALLREDUCE, "shm_ma");
         mc_cost_in_t l0 = {.p = 5, .m = 65536, .ms = 65536, .radix = 4, .sockets = 1, .xmap = -1}, l1 = l0;
         l1.load = 2.5;
@@ -331,7 +332,10 @@ static void test_shm_mapping(const mc_profile_t *d)
         l1.xmap = 0; /* ordinary buffers: the profile's CMA start-up, so it stages */
         double tma = mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1);
         NEAR(mc_cost_eval(adir, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1),
-             tma + MC_POST_ROUND * a + 1.5 * MC_YIELD_ROUND);
+             (1 + MC_STAGE_LOAD) * tma + MC_POST_ROUND * a + 1.5 * MC_YIELD_ROUND);
+        l0.xmap = 0;
+        NEAR(mc_cost_eval(adir, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0),
+             mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0) + MC_POST_ROUND * a);
     }
     /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
      * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy), the

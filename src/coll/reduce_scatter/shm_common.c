@@ -954,10 +954,19 @@ double mc_sr_direct_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 /* With buffers outside the shared heap (in->xmap > 0: CMA) the direct path posts them, finds
  * them not zero copy and runs the movement-avoiding algorithm (MCOLL_SHM_PATH=auto): that
- * algorithm's cost and the posting round (MC_POST_ROUND). */
+ * algorithm's cost after the posting round, which on an oversubscribed node costs a share of
+ * it as a staged mover's does (mc_stage_round). Its trial's other ways (streamed slices, CMA)
+ * are not counted: at 3-8 ranks on the 2 cores they won nothing there (the trial kept to
+ * temporal slices, README "Node distance"; forced, 1-8 MiB, 3 launches in both orders,
+ * shm_direct / shm_ma within 0-10 %, shm_ma ahead in most cells), and without load the share
+ * is 0, so at 2 ranks, where the trial beat shm_ma's rule by 1.2-1.7x from 2 MiB, the direct
+ * path stays within the tolerance and goes first for its zero copy (select/model.c). */
 double mc_sr_direct_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    if (in->xmap > 0) return mc_sr_ma_cost(dest, 0, h, in) + mc_post_round(h, in);
+    if (in->xmap > 0) {
+        double ma = mc_sr_ma_cost(dest, 0, h, in);
+        return mc_stage_round(h, in, ma) + ma;
+    }
     return (dest == MC_SR_ALL ? 3 : 2) * h->alpha + mc_sr_direct_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }
