@@ -344,10 +344,18 @@ static double shm_sync(int quick)
 
 /* A single copy from another address space: process_vm_readv (of this process: the same
  * system call, page walks and pinning) of one cache line (start-up) and of 1 MiB (rate beyond
- * the start-up); the fastest repetitions. 0 when CMA is not permitted. */
+ * the start-up); the fastest repetitions. 0 when CMA is not permitted. Source and destination
+ * share their alignment (pages): mcoll's CMA transfers whose destination lies 1-31 bytes past
+ * the source go through a bounce buffer (shm/cma.c), as the kernel's copy runs 4-5x slower
+ * there on AMD Zen 3; measured between malloc blocks 16 bytes apart (the second block of the
+ * brk heap) it gave 2.4 GB/s, aligned 11.2 (`params --quick`, the Zen 3 VM; a forked
+ * child's pages read at 10.5). */
 static double cma_time(size_t n, int reps)
 {
-    char *src = malloc(n), *dst = malloc(n);
+    void *s = NULL, *d = NULL;
+    if (posix_memalign(&s, 4096, n)) s = NULL;
+    if (posix_memalign(&d, 4096, n)) d = NULL;
+    char *src = s, *dst = d;
     double best = 0;
     if (src && dst) {
         memset(src, 1, n), memset(dst, 2, n);
