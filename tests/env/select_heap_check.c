@@ -110,7 +110,7 @@ static void one(const char *coll, size_t n, int heap)
     double got = (double)dav_sum(coll), p = size;
     /* 64 KiB of heap buffers keep zero copy on an oversubscribed node of up to 5 ranks: the
      * heap order tolerates the share of a staged call that the direct algorithm's ordinary
-     * cost counts there (select/model.c; at 4-5 ranks zero copy ran 10-50 % ahead of shm_dpml) */
+     * cost counts there (select/model.c; at 5 ranks zero copy ran 10-15 % ahead of shm_dpml) */
     int big = n >= 65536 || (heap && n >= 16384 && oversubscribed() && size <= 5);
     if (big && size > 1) {
         int zc = heap || malloc_shared;
