@@ -108,11 +108,7 @@ static void one(const char *coll, size_t n, int heap)
     reduce_checked(coll, a, b, n, what, 0); /* shows the buffers (when it posts them) */
     reduce_checked(coll, a, b, n, what, 1);
     double got = (double)dav_sum(coll), p = size;
-    /* 64 KiB of heap buffers keep zero copy on an oversubscribed node of up to 5 ranks: the
-     * heap order tolerates the share of a staged call that the direct algorithm's ordinary
-     * cost counts there (select/model.c; at 5 ranks zero copy ran 10-15 % ahead of shm_dpml) */
-    int big = n >= 65536 || (heap && n >= 16384 && oversubscribed() && size <= 5);
-    if (big && size > 1) {
+    if (n >= 16384 && size > 1) {
         int zc = heap || malloc_shared;
         if (mcoll_heap_size(a) == 0 || mcoll_heap_size(b) == 0) zc = 0;
         if (zc != (heap || malloc_shared)) fail(what, "buffers not from the shared heap");
@@ -320,6 +316,10 @@ int main(int argc, char **argv)
         one("allreduce", 1 << 18, heap);
         one("reduce", 1 << 18, heap);
         one("allreduce", 1024, heap);
+        /* 64 KiB of heap buffers keep zero copy on an oversubscribed node of up to 5 ranks:
+         * the heap order tolerates the share of a staged call that the direct algorithm's
+         * ordinary cost counts there (select/model.c; at 5 ranks zero copy ran 10-15 % ahead
+         * of shm_dpml) */
         if (heap && oversubscribed() && size <= 5) one("allreduce", 1 << 14, 1), one("reduce", 1 << 14, 1);
     }
     int all;
