@@ -10,7 +10,8 @@
  * Default: the whole plan. --quick: without the MB-sized cases and with fewer cases on the
  * extra communicators. --large: only the MB-sized cases.
  * --alg all: each registered algorithm forced in turn (mcoll_set_alg), then "auto".
- * --alg LIST: the algorithms named (comma-separated; "shm_*" = every name with that prefix).
+ * --alg LIST: the algorithms named (comma-separated; "shm_*" = every name with that prefix),
+ *             and "auto" after them when the list names it.
  * --alg env: nothing forced; MCOLL_<COLL>_ALG from the environment must be what runs.
  * --vnode K: also check mcoll_comm_info for virtual nodes of K ranks (run with
  *            MCOLL_VNODE_SIZE=K). Exit status 0 only when every check passed on every rank. */
@@ -206,7 +207,7 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* --alg: "all", or a comma list of names and prefixes ("shm_*"). */
+/* --alg: "all", or a comma list of names and prefixes ("shm_*"), "auto" among them. */
 static int alg_matches(const char *list, const char *name)
 {
     if (!strcmp(list, "all")) return 1;
@@ -235,8 +236,10 @@ static int run_coll(int ci, const opts_t *o, const tcomm_t *comms, int ncomms)
             runs++;
         }
     }
-    if (!strcmp(o->alg, "all")) run_alg(ci, "auto", ALG_AUTO, comms, ncomms);
-    return runs + !strcmp(o->alg, "all");
+    /* "all", or a list naming "auto" (e.g. "shm*,auto"): then the default selection */
+    int with_auto = !strcmp(o->alg, "all") || selected(o->alg, "auto");
+    if (with_auto) run_alg(ci, "auto", ALG_AUTO, comms, ncomms);
+    return runs + with_auto;
 }
 
 static void setup(void)
