@@ -67,7 +67,10 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
  * 1.60-2.43x, 1-2 KiB 1.44-1.53x -> 1.32-1.40x. In batches the ring costs from 1 KiB: one
  * buffer that every call rewrites beats a ring of them (bcast 4 KiB 2.7x -> 2.0x; reduce's
  * general small path 2-4 KiB 1.5-1.7x -> 1.3x, so it keeps its data-area slots), and the
- * payload stops at 2 KiB, where single calls still gain. */
+ * payload stops at 2 KiB, where single calls still gain. A reader sees the line, then fetches
+ * the payload after it: two round trips. Flagged payload lines (the op's value in the last 8
+ * bytes of each, all polled at once: one round trip) measured worse on the firecracker VM
+ * (bcast 128 B-1 KiB at 2 ranks; README "Measured", the passes at 4f6a240). */
 #define MC_STEP_PAYLOAD 2048
 #define MC_STEP_SLOT (MC_LINE + MC_STEP_PAYLOAD)
 /* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes (the limit:
