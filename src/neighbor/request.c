@@ -346,37 +346,33 @@ int mc_nb_test(mc_nb_req_t *r, int *flag)
     return rc;
 }
 
-/* A wait under MPI_THREAD_MULTIPLE polls: a pass under the lock, the lock dropped, again.
- * While other threads wait too, each drop yields: otherwise the thread that dropped the lock
- * took it straight back, and the sleeper its unlock woke found it taken and slept again - a
- * convoy (4 threads per rank waiting on their neighbor requests, 5 ranks on virtual nodes of
- * 2, ASan build: 6,700 futex sleeps a second, mcoll-threads 55 s; 10-14 s with the yield, the
- * optimized build alike at 4.3-5.2 s against 4.7-5.5). A thread alone yields only after 64
- * passes, as below MPI_THREAD_MULTIPLE: a yield per pass would slow its polling. */
+/* Threads in mc_nb_wait (MPI_THREAD_MULTIPLE). A wait there polls: a pass under the lock, the
+ * lock dropped, again; while another thread waits too, each drop yields. Otherwise the thread
+ * that dropped the lock took it straight back, and the sleeper its unlock woke found it taken
+ * and slept again - a convoy (4 threads per rank waiting on their neighbor requests, 5 ranks
+ * on virtual nodes of 2, ASan build: 6,700 futex sleeps a second, mcoll-threads 55 s; 10-14 s
+ * with the yield, the optimized build alike at 4.3-5.2 s against 4.7-5.5). A thread alone
+ * yields only after 64 passes: a yield per pass would slow its polling. */
 static _Atomic int nwaiters;
-static int wait_polling(mc_nb_req_t *r)
-{
-    int rc = MPI_SUCCESS, spins = 0;
-    nwaiters++;
-    pthread_mutex_lock(&eng_lock);
-    while (r->phase != MC_NB_IDLE && (rc = progress_all()) == MPI_SUCCESS && r->phase != MC_NB_IDLE) {
-        pthread_mutex_unlock(&eng_lock);
-        if (++spins > 64 || nwaiters > 1) sched_yield(); /* oversubscribed nodes: let the peers run */
-        pthread_mutex_lock(&eng_lock);
-    }
-    pthread_mutex_unlock(&eng_lock);
-    nwaiters--;
-    return rc;
-}
 
 int mc_nb_wait(mc_nb_req_t *r)
 {
-    int rc = MPI_SUCCESS, spins = 0;
+    int rc = MPI_SUCCESS, spins = 0, mt = mc_threads_multiple();
     r->uactive = 0;
-    if (mc_threads_multiple()) return wait_polling(r);
-    if (r->phase != MC_NB_IDLE && nactive == 1) return advance(r, 1);
-    while (r->phase != MC_NB_IDLE && (rc = progress_all()) == MPI_SUCCESS && r->phase != MC_NB_IDLE)
-        if (++spins > 64) sched_yield();
+    if (mt) nwaiters++;
+    eng_enter();
+    if (r->phase != MC_NB_IDLE && nactive == 1 && !mt) {
+        rc = advance(r, 1);
+    } else {
+        while (r->phase != MC_NB_IDLE && (rc = progress_all()) == MPI_SUCCESS && r->phase != MC_NB_IDLE) {
+            eng_leave();
+            if (++spins > 64 || (mt && nwaiters > 1))
+                sched_yield(); /* oversubscribed nodes: let the peers run */
+            eng_enter();
+        }
+    }
+    eng_leave();
+    if (mt) nwaiters--;
     return rc;
 }
 
