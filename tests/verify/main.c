@@ -207,7 +207,7 @@ static int selected(const char *list, const char *name)
     return 0;
 }
 
-/* --alg: "all", or a comma list of names and prefixes ("shm_*"), "auto" among them. */
+/* --alg: "all", or a comma list of names and prefixes ("shm_*"); run_coll adds "auto". */
 static int alg_matches(const char *list, const char *name)
 {
     if (!strcmp(list, "all")) return 1;
