@@ -120,13 +120,15 @@ static int describe(mc_nb_in_t *in, const void *sbuf, const int *scounts, const 
     return MPI_SUCCESS;
 }
 
-/* What may be built, agreed by every rank (types and index arrays may differ per rank). */
-static int applicable(const mc_nb_in_t *in, int *agg_ok, int *dedup_ok)
+/* One allreduce agrees on whether some rank's arguments were wrong (*bad on any rank) and on
+ * what may be built (types and index arrays may differ per rank). */
+static int agree(mc_nb_in_t *in, MPI_Comm comm, int *bad)
 {
-    int v[4] = {in->contig, in->sidx && in->ridx && in->ssize == in->rsize, in->ssize, -in->ssize};
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MIN, in->comm);
-    *agg_ok = v[0];
-    *dedup_ok = v[0] && v[1] && v[2] == -v[3] && v[2] > 0;
+    int v[5] = {!*bad, in->contig, in->sidx && in->ridx && in->ssize == in->rsize, in->ssize, -in->ssize};
+    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT, MPI_MIN, comm);
+    *bad = rc != MPI_SUCCESS || !v[0];
+    in->agg_ok = v[1];
+    in->dedup_ok = v[1] && v[2] && v[3] == -v[4] && v[3] > 0;
     return rc;
 }
 
@@ -176,11 +178,9 @@ static int plan_and_choose(mc_nb_req_t *r, mc_nb_in_t *in, int forced)
 {
     mc_nb_plan_t plans[MCOLL_NEIGHBOR_NALG];
     mc_nb_plan_t *pp[MCOLL_NEIGHBOR_NALG] = {NULL, NULL, NULL};
-    int built[MCOLL_NEIGHBOR_NALG] = {1, 0, 0}, agg_ok, dedup_ok, rc;
+    int built[MCOLL_NEIGHBOR_NALG] = {1, 0, 0}, agg_ok = in->agg_ok, dedup_ok = in->dedup_ok, rc;
     double cost[MCOLL_NEIGHBOR_NALG];
     memset(plans, 0, sizeof plans);
-    rc = applicable(in, &agg_ok, &dedup_ok);
-    if (rc != MPI_SUCCESS) return rc;
     built[MCOLL_NEIGHBOR_DEDUP] = dedup_ok && (forced < 0 || forced == MCOLL_NEIGHBOR_DEDUP);
     built[MCOLL_NEIGHBOR_AGGREGATED] = agg_ok && (forced < 0 || forced == MCOLL_NEIGHBOR_AGGREGATED ||
                                                   (forced == MCOLL_NEIGHBOR_DEDUP && !dedup_ok));
@@ -234,19 +234,17 @@ int mc_nb_init(const void *sbuf, const int *scounts, const int *sdispls, MPI_Dat
     double t0 = PMPI_Wtime();
     mc_nb_in_t in;
     memset(&in, 0, sizeof in);
-    in.rcomm = MPI_COMM_NULL;
     if (comm == MPI_COMM_NULL) return mc_raise_no_comm(MPI_ERR_COMM);
     if (!request) return PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     if ((sidx == NULL) != (ridx == NULL)) return PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG), MPI_ERR_ARG;
     int rc = describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, sidx, ridx, comm);
     /* Counts and types are checked locally: when only some ranks find an error, every rank
-     * must leave here, or the others would wait forever in the set-up's collectives. (A
-     * topology error is the same on every rank, and then comm may not take a collective.) */
+     * must leave here, or the others would wait forever in the set-up's collectives; the same
+     * allreduce agrees on which strategies may be built. (A topology error is the same on
+     * every rank, and then comm may not take a collective.) */
     if (in.sources) {
-        int bad = rc != MPI_SUCCESS;
-        if (PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, comm) == MPI_SUCCESS && bad &&
-            rc == MPI_SUCCESS)
-            rc = MPI_ERR_OTHER; /* another rank's arguments were wrong */
+        int bad = rc != MPI_SUCCESS, e = agree(&in, comm, &bad);
+        if (rc == MPI_SUCCESS) rc = e != MPI_SUCCESS ? e : bad ? MPI_ERR_OTHER : MPI_SUCCESS;
     }
     mc_nb_req_t *r = calloc(1, sizeof *r);
     if (rc == MPI_SUCCESS && !r) rc = MPI_ERR_NO_MEM;
@@ -317,7 +315,6 @@ int mc_nb_alltoallv(const void *sbuf, const int *scounts, const int *sdispls, MP
     mc_nb_in_t in;
     int forced, sock;
     memset(&in, 0, sizeof in);
-    in.rcomm = MPI_COMM_NULL;
     /* anything invalid (or not a dist graph) goes to the native MPI, which reports it */
     if (describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, NULL, NULL, comm) !=
         MPI_SUCCESS) {

@@ -90,8 +90,9 @@ typedef struct mc_nb_in {
     int *region_of;          /* [size] */
     int *rmembers;           /* ranks of this region, ascending */
     int rsize_local, rlocal; /* ranks in this region, this rank's index */
-    MPI_Comm rcomm;          /* this region's ranks (rank order = rmembers) */
     int region_socket;
+    /* agreed by every rank before the set-up (types and index arrays may differ per rank) */
+    int agg_ok, dedup_ok;
 } mc_nb_in_t;
 
 /* Per rank counts of a plan (what this rank sends/receives per iteration). */
@@ -128,6 +129,8 @@ static inline size_t mc_nb_rlen(const mc_nb_in_t *in, int i)
 int *mc_nb_map_new(int n);
 /* Metadata of the G step: sends list to peer, receives one list from peer (int64). */
 #define MC_NB_TAG_META 100
+/* Lists exchanged inside a region (mc_nb_region_exchange). */
+#define MC_NB_TAG_REGION 101
 
 void mc_nb_plan_count(const mc_nb_in_t *in, const mc_nb_plan_t *p, mc_nb_counts_t *c);
 
@@ -146,7 +149,7 @@ void mc_nb_regions_free(mc_nb_in_t *in);
 int mc_nb_assign(const mc_nb_in_t *in, const int64_t *vol, int *send_owner, int *recv_owner);
 /* Sums every rank's row contributions: vol is R*R, in/out. */
 int mc_nb_allreduce_i64(int64_t *v, int n, MPI_Comm comm);
-/* Exchange of variable-length int64 lists inside the region (alltoallv on rcomm):
+/* Exchange of variable-length int64 lists inside the region (point-to-point on in->comm):
  * sendl[k] goes to region index k. Results malloc'ed: *recv (concatenated), rcnt[k]. */
 int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt, int64_t **recv, int *rcnt);
 

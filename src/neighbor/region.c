@@ -70,13 +70,11 @@ int mc_nb_regions(mc_nb_in_t *in)
         if (r == in->rank) in->rlocal = in->rsize_local;
         in->rmembers[in->rsize_local++] = r;
     }
-    rc = PMPI_Comm_split(in->comm, in->region, in->rank, &in->rcomm);
-    return rc;
+    return MPI_SUCCESS;
 }
 
 void mc_nb_regions_free(mc_nb_in_t *in)
 {
-    if (in->rcomm != MPI_COMM_NULL) PMPI_Comm_free(&in->rcomm);
     free(in->region_of);
     free(in->rmembers);
     in->region_of = in->rmembers = NULL;
@@ -155,42 +153,45 @@ int mc_nb_allreduce_i64(int64_t *v, int n, MPI_Comm comm)
     return PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, comm);
 }
 
+/* Point-to-point on in->comm: every list is sent first, then each member's is probed for its
+ * length and received in member order. A rank waits only for its region's lists: no
+ * region-wide collective, and no region communicator made at every init (on MPICH with more
+ * ranks than cores each of those syncs cost a scheduling slice). */
 int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt, int64_t **recv, int *rcnt)
 {
-    int n = in->rsize_local, rc;
-    int *sd = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);
-    int64_t *sb = NULL;
+    int n = in->rsize_local, me = in->rlocal, ns = 0, rc = MPI_SUCCESS;
+    MPI_Request *q = malloc(sizeof(MPI_Request) * (size_t)n);
     *recv = NULL;
-    if (!sd || !rd) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
+    if (!q) return MPI_ERR_NO_MEM;
+    for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
+        if (k != me)
+            rc = PMPI_Isend(sendl[k], scnt[k], MPI_INT64_T, in->rmembers[k], MC_NB_TAG_REGION, in->comm,
+                            &q[ns++]);
+    size_t rt = 0;
+    for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
+        MPI_Status st;
+        rcnt[k] = scnt[k];
+        if (k != me) rc = PMPI_Probe(in->rmembers[k], MC_NB_TAG_REGION, in->comm, &st);
+        if (k != me && rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, &rcnt[k]);
+        rt += (size_t)rcnt[k];
     }
-    rc = PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, in->rcomm);
-    if (rc != MPI_SUCCESS) goto out;
-    long st = 0, rt = 0;
-    for (int k = 0; k < n; k++) {
-        sd[k] = (int)st, rd[k] = (int)rt;
-        st += scnt[k], rt += rcnt[k];
+    if (rc == MPI_SUCCESS && !(*recv = malloc(sizeof(int64_t) * (rt ? rt : 1)))) rc = MPI_ERR_NO_MEM;
+    rt = 0;
+    for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
+        if (k == me && scnt[k])
+            memcpy(*recv + rt, sendl[k], sizeof(int64_t) * (size_t)scnt[k]);
+        else if (k != me)
+            rc = PMPI_Recv(*recv + rt, rcnt[k], MPI_INT64_T, in->rmembers[k], MC_NB_TAG_REGION, in->comm,
+                           MPI_STATUS_IGNORE);
+        rt += (size_t)rcnt[k];
     }
-    if (st > INT_MAX || rt > INT_MAX) {
-        rc = MPI_ERR_COUNT;
-        goto out;
-    }
-    sb = malloc(sizeof(int64_t) * (size_t)(st ? st : 1));
-    *recv = malloc(sizeof(int64_t) * (size_t)(rt ? rt : 1));
-    if (!sb || !*recv) {
-        rc = MPI_ERR_NO_MEM;
-        goto out;
-    }
-    for (int k = 0; k < n; k++)
-        if (scnt[k]) memcpy(sb + sd[k], sendl[k], sizeof(int64_t) * (size_t)scnt[k]);
-    rc = PMPI_Alltoallv(sb, scnt, sd, MPI_INT64_T, *recv, rcnt, rd, MPI_INT64_T, in->rcomm);
-out:
+    int w = ns ? PMPI_Waitall(ns, q, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) rc = w;
     if (rc != MPI_SUCCESS) {
         free(*recv);
         *recv = NULL;
     }
-    free(sb), free(sd), free(rd);
+    free(q);
     return rc;
 }
 
