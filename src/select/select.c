@@ -44,8 +44,7 @@ static const mc_rule_t rules[] = {
     {MC_REDUCE, ANY, 2, "binomial", 0, 0},
     {MC_REDUCE, ANY, 0, "pipeline", 64 * KiB, 0},
     {MC_REDUCE, ANY, 0, "binomial", 64 * KiB, 0},
-    {MC_ALLREDUCE, 16 * KiB, 0, "shm_dpml", 0, 0},
-    {MC_ALLREDUCE, 32 * KiB, 0, "shm_ma", 0, 0},
+    {MC_ALLREDUCE, 32 * KiB, 0, "shm_dpml", 0, 0},  /* one sync (the symmetric exchange) */
     {MC_ALLREDUCE, ANY, 0, "shm_direct", 0, 0},     /* commutative ops */
     {MC_ALLREDUCE, ANY, 0, "shm_dpml", 0, 0},       /* non-commutative, up to MCOLL_SHM_SMALL */
     /* across nodes (last field: at least 2 nodes), switch points from mcoll-sim with the

@@ -190,8 +190,17 @@ typedef struct mc_shm {
                                        * outside the shared heap (mc_shm_post_round): the model selection
                                        * orders its candidates for ordinary buffers (select/model.c); the
                                        * same on every rank */
-    uint64_t ordinary_until;          /* the op at which those verdicts lapse (0: none set) */
+    uint64_t calls;                   /* ops and small exchanges of the region (mc_shm_tick) */
+    uint64_t ordinary_until;          /* the call at which those verdicts lapse (0: none set) */
 } mc_shm_t;
+
+/* One more call of the region (an op or a small exchange): the verdicts of ordinary buffers
+ * lapse at sh->ordinary_until (MC_ORDINARY_LAPSE). */
+void mc_shm_lapse(mc_shm_t *sh);
+static inline void mc_shm_tick(mc_shm_t *sh)
+{
+    if (++sh->calls == sh->ordinary_until) mc_shm_lapse(sh);
+}
 
 /* ---------------------------------------------------------------- region (region.c) */
 /* The region of ctx's node, created on first use (collective over the node's ranks), or taken
@@ -275,7 +284,13 @@ void mc_shm_barrier(mc_shm_t *sh);
  * Not an op: no mc_shm_begin/end, the STEP ring and DONE flags are untouched.
  *   begin: starts exchange k, returns this rank's payload buffer for len bytes;
  *   mc_shm_x_publish: release store of k;  mc_shm_x_wait: the payload of `rank` for k. */
-#define MC_SYM_MAX 16384
+/* 32 KiB, not 16: an allreduce of 16-32 KiB at 2 ranks took 25-30 % less time than on
+ * shm_dpml's two-sync path and on shm_ma (three flag rounds), in both states of the AMD EPYC
+ * VM (forced, batches of 10: 20 KiB 1.90-2.21 us against 2.62-3.07 and 2.62-3.19; 28 KiB
+ * 2.42-2.85 against 3.20-3.77 and 3.25-4.02), and at 3-8 oversubscribed ranks about half the
+ * two-sync path's (24 KiB at 8 ranks 45-57 us against 91-95): one flag round instead of three
+ * is worth more than the data it reads again (DAV ps(3p-1) against s(7p-3)). */
+#define MC_SYM_MAX 32768
 #define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
 /* Slot of `rank` in exchange k of x (the slot of exchange k - x->nbuf, reused). */
 static inline mc_flag_t *mc_shm_xslot_at(const mc_shm_t *sh, const mc_xchg_t *x, uint64_t k, int rank)
@@ -346,6 +361,7 @@ static inline void mc_shm_x_claim_next(const mc_shm_t *sh, const mc_xchg_t *x, s
 }
 static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
 {
+    mc_shm_tick(sh);
     ++sh->sym.k;
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->sym, sh->r), len);
 }
@@ -593,10 +609,13 @@ void mc_shm_post_round(mc_shm_t *sh, mc_coll_t coll);
  * copy (in its poster's shared heap, and zero copy allowed), 0 some not. The same on every
  * rank after the posting round. */
 int mc_shm_posts_zero_copy(mc_shm_t *sh);
-/* A verdict of ordinary buffers (sh->ordinary) holds for MC_ORDINARY_LAPSE ops of the region,
- * then every collective's lapses at once: the next call of each is ordered for heap buffers
- * again, and a direct algorithm chosen so posts its buffers, finding out whether they are in
- * the heap now. */
+/* A verdict of ordinary buffers (sh->ordinary) holds for MC_ORDINARY_LAPSE calls of the
+ * region, then every collective's lapses at once: the next call of each is ordered for heap
+ * buffers again, and a direct algorithm chosen so posts its buffers, finding out whether they
+ * are in the heap now. Calls are ops and the small exchanges (symmetric, fan-in), which are
+ * no ops: counted in ops alone, a program whose ordinary order takes a small exchange (an
+ * allreduce of 16-32 KiB at 2 ranks, whose heap order takes shm_direct) never saw its
+ * verdict lapse. Every rank counts the same calls. */
 #define MC_ORDINARY_LAPSE 256
 static inline int mc_shm_ordinary(const mc_shm_t *sh, mc_coll_t c)
 {

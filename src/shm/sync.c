@@ -127,11 +127,11 @@ static void learn_buffers(mc_shm_t *sh, mc_coll_t coll)
         sh->ordinary[coll] = (unsigned char)!zc;
         mc_sel_changed();
     }
-    if (!zc && !sh->ordinary_until) sh->ordinary_until = sh->op + MC_ORDINARY_LAPSE;
+    if (!zc && !sh->ordinary_until) sh->ordinary_until = sh->calls + MC_ORDINARY_LAPSE;
 }
 
-/* The verdicts of ordinary buffers lapse (at the same op on every rank). */
-static void lapse_ordinary(mc_shm_t *sh)
+/* The verdicts of ordinary buffers lapse (at the same call on every rank). */
+void mc_shm_lapse(mc_shm_t *sh)
 {
     memset(sh->ordinary, 0, sizeof sh->ordinary);
     sh->ordinary_until = 0;
@@ -161,7 +161,8 @@ uint64_t mc_shm_begin(mc_shm_t *sh)
     }
     sh->step0 = 0;
     sh->posted = 0;
-    if (++sh->op == sh->ordinary_until) lapse_ordinary(sh);
+    ++sh->op;
+    mc_shm_tick(sh);
     return sh->op;
 }
 
@@ -307,6 +308,7 @@ void mc_shm_fan_end(mc_shm_t *sh)
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
+    mc_shm_tick(sh);
     uint64_t k = ++sh->fan.k;
     int prev = sh->fan_root[k % MC_FAN_RING]; /* root of exchange k - MC_FAN_RING: this slot's one reader */
     sh->fan_root[k % MC_FAN_RING] = root;

@@ -318,7 +318,8 @@ static void test_shm_mapping(const mc_profile_t *d)
              2 * (1e-6 + 3 * MC_YIELD_ROUND) + v + 3 * MC_YIELD_ROUND + 4 * (c / 2 + c) + 2 * (c / 2) +
                  2 * g);
         /* a balanced algorithm at load 2.5 (allreduce shm_ma, 5 ranks, 64 KiB: one window of
-         * 5 flag rounds): rounds MC_YIELD_ROUND x 1.5 more, the rest (bytes, folds) x 2.5; its
+         * 5 flag rounds, and the copy-out's round, a flag hand-over without its scheduling
+         * share): rounds MC_YIELD_ROUND x 1.5 more, the rest (bytes, folds) x 2.5; its
          * direct algorithm on ordinary buffers: one posting round more, MC_POST_ROUND line
          * hand-overs and one scheduling round, and the share of the staged call it loses to
          * the round (MC_STAGE_LOAD of shm_ma's cost); without load the round alone */
@@ -327,7 +328,7 @@ static void test_shm_mapping(const mc_profile_t *d)
         l1.load = 2.5;
         double t0 = mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0), a = p.shm_sync;
         NEAR(mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1),
-             5 * (a + 1.5 * MC_YIELD_ROUND) + 2.5 * (t0 - 5 * a));
+             5 * (a + 1.5 * MC_YIELD_ROUND) + a + 2.5 * (t0 - 6 * a));
         const mc_alg_t *adir = mc_alg_find(MC_ALLREDUCE, "shm_direct");
         l1.xmap = 0; /* ordinary buffers: the profile's CMA start-up, so it stages */
         double tma = mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l1);
@@ -336,6 +337,18 @@ static void test_shm_mapping(const mc_profile_t *d)
         l0.xmap = 0;
         NEAR(mc_cost_eval(adir, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0),
              mc_cost_eval(ama, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &l0) + MC_POST_ROUND * a);
+    }
+    /* allreduce at 2 ranks, 24 KiB (in the caches, 2 beta a byte = 1 / c_copy): shm_dpml's
+     * symmetric exchange (up to MC_SYM_MAX), one flag round and DAV 10s; shm_ma two step rounds
+     * and the copy-out's, DAV 9s; both fold s/2 a rank. Mutations: the copy-out round left out
+     * of shm_ma's cost, or the symmetric path's cost only up to 16 KiB, fail it. */
+    const mc_alg_t *ard = mc_alg_find(MC_ALLREDUCE, "shm_dpml"), *arm = mc_alg_find(MC_ALLREDUCE, "shm_ma");
+    CHECK(ard && arm, "allreduce shm_dpml and shm_ma registered");
+    if (ard && arm) {
+        mc_cost_in_t q = {.p = 2, .m = 24576, .ms = 24576, .radix = 4, .sockets = 1};
+        double b = 1 / (2 * 4e9), g = q.m / 2 * p.gamma;
+        NEAR(mc_cost_eval(ard, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &q), 1e-6 + 10 * q.m / 2 * b + g);
+        NEAR(mc_cost_eval(arm, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &q), 3e-6 + 9 * q.m / 2 * b + g);
     }
     /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
      * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy), the

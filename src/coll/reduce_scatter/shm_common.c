@@ -491,7 +491,10 @@ double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h,
     double windows = in->m > 0 ? in->m / (in->p * imax) : 0;
     windows = windows < 1 ? 1 : windows + 1;
     double syncs = socket_aware && in->sockets > 1 ? (double)in->p / in->sockets + 1 : in->p;
-    return windows * syncs * h->alpha + mc_sr_ma_dav(dest, &c) / in->p * h->beta +
+    /* allreduce and reduce: the last window's copy-out waits for every piece, one flag round
+     * more; not its scheduling share (mc_sched_round: MC_YIELD_ROUND was fitted with p rounds) */
+    double out = dest != MC_SR_RS ? h->alpha - mc_sched_round(in->load) : 0;
+    return windows * syncs * h->alpha + out + mc_sr_ma_dav(dest, &c) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }
 
@@ -561,7 +564,7 @@ static int xchain(mc_shm_t *sh, const mc_xchg_t *x, size_t len, const mc_args_t 
  * every input, so the symmetric exchange carries them (no op, no DONE flag, no wait for
  * readers): copy in, publish, then the rank-order chain over the payloads (a result of a few
  * KiB stays cached). Same DAV as the general path (MC_SYM_MAX <= MC_SR_DPML_TINY). */
-_Static_assert(MC_SYM_MAX <= MC_SR_DPML_TINY, "the symmetric path keeps the tiny path's DAV");
+_Static_assert(MC_SR_DPML_TINY <= MC_SYM_MAX, "an allreduce's one-sync path is the symmetric one");
 static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s)
 {
     int r = sh->r, rs = job->dest == MC_SR_RS;
@@ -676,7 +679,7 @@ double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
     case MC_SR_RS:
         return 2 * p * s + red;
     case MC_SR_ALL:
-        return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red * p : 4 * p * s + red;
+        return in->m <= MC_SYM_MAX ? 2 * p * s + red * p : 4 * p * s + red; /* symmetric path */
     default: /* up to MC_FAN_MAX the fan-in exchange, whose root reads its own input from sbuf */
         if (in->m <= MC_FAN_MAX) return 2 * (p - 1) * s + red;
         return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red : 2 * p * s + red + 2 * s * (p - 1) / p;
@@ -685,7 +688,7 @@ double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    int two = dest != MC_SR_RS && in->m > MC_SR_DPML_TINY;
+    int two = dest != MC_SR_RS && in->m > (dest == MC_SR_ALL ? MC_SYM_MAX : MC_SR_DPML_TINY);
     return (two ? 2 : 1) * h->alpha + mc_sr_dpml_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }
