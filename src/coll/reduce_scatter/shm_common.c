@@ -502,11 +502,11 @@ double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h,
  *
  * Every rank copies its input into its slot (or the inline payload of its STEP flag line when
  * it fits MC_INLINE bytes) and raises STEP 1. reduce_scatter: rank r reduces block r of all
- * inputs in rank order into rbuf (one sync). allreduce/reduce up to MC_SR_DPML_TINY: every
- * rank (reduce: the root) reduces all inputs in rank order into rbuf (one sync); larger: rank
- * r reduces part r of all inputs in rank order into slot 0, raises STEP 2, and every rank
- * copies the result out (reduce: the root reduces its own part into rbuf and copies out the
- * others').
+ * inputs in rank order into rbuf (one sync). allreduce up to MC_SYM_MAX (the symmetric
+ * exchange), reduce up to MC_SR_DPML_TINY: every rank (reduce: the root) reduces all inputs in
+ * rank order into rbuf (one sync); larger: rank r reduces part r of all inputs in rank order
+ * into slot 0, raises STEP 2, and every rank copies the result out (reduce: the root reduces
+ * its own part into rbuf and copies out the others').
  * DAV (s = input bytes, p > 1): copy-in 2ps; reduce_scatter + 3s(p-1); tiny allreduce
  * + 3s(p-1)p, tiny reduce + 3s(p-1); large allreduce + 3s(p-1) + 2ps, large reduce
  * + 3s(p-1) + 2s(p-1)/p (exact up to one element, the root's part's share of the remainder).
@@ -563,7 +563,8 @@ static int xchain(mc_shm_t *sh, const mc_xchg_t *x, size_t len, const mc_args_t 
 /* Inputs of at most MC_SYM_MAX bytes of an allreduce or reduce_scatter: every rank reads
  * every input, so the symmetric exchange carries them (no op, no DONE flag, no wait for
  * readers): copy in, publish, then the rank-order chain over the payloads (a result of a few
- * KiB stays cached). Same DAV as the general path (MC_SYM_MAX <= MC_SR_DPML_TINY). */
+ * KiB stays cached). Same DAV as the general path's one-sync allreduce, which it replaces
+ * (MC_SR_DPML_TINY <= MC_SYM_MAX). */
 _Static_assert(MC_SR_DPML_TINY <= MC_SYM_MAX, "an allreduce's one-sync path is the symmetric one");
 static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s)
 {
