@@ -190,16 +190,21 @@ typedef struct mc_shm {
                                        * outside the shared heap (mc_shm_post_round): the model selection
                                        * orders its candidates for ordinary buffers (select/model.c); the
                                        * same on every rank */
-    uint64_t calls;                   /* ops and small exchanges of the region (mc_shm_tick) */
     uint64_t ordinary_until;          /* the call at which those verdicts lapse (0: none set) */
 } mc_shm_t;
 
-/* One more call of the region (an op or a small exchange): the verdicts of ordinary buffers
- * lapse at sh->ordinary_until (MC_ORDINARY_LAPSE). */
+/* Calls of the region so far: its ops and its small exchanges (which are no ops), one more at
+ * each; the same on every rank. */
+static inline uint64_t mc_shm_calls(const mc_shm_t *sh)
+{
+    return sh->op + sh->sym.k + sh->fan.k;
+}
+/* After a call's count went up: the verdicts of ordinary buffers lapse at sh->ordinary_until
+ * (MC_ORDINARY_LAPSE). */
 void mc_shm_lapse(mc_shm_t *sh);
 static inline void mc_shm_tick(mc_shm_t *sh)
 {
-    if (++sh->calls == sh->ordinary_until) mc_shm_lapse(sh);
+    if (mc_shm_calls(sh) == sh->ordinary_until) mc_shm_lapse(sh);
 }
 
 /* ---------------------------------------------------------------- region (region.c) */
@@ -361,8 +366,8 @@ static inline void mc_shm_x_claim_next(const mc_shm_t *sh, const mc_xchg_t *x, s
 }
 static inline unsigned char *mc_shm_sym_begin(mc_shm_t *sh, size_t len)
 {
-    mc_shm_tick(sh);
     ++sh->sym.k;
+    mc_shm_tick(sh);
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->sym, sh->r), len);
 }
 /* The symmetric exchange's copy-in: streaming stores from MC_FAR_NT_MIN bytes when the node

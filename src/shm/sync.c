@@ -127,7 +127,7 @@ static void learn_buffers(mc_shm_t *sh, mc_coll_t coll)
         sh->ordinary[coll] = (unsigned char)!zc;
         mc_sel_changed();
     }
-    if (!zc && !sh->ordinary_until) sh->ordinary_until = sh->calls + MC_ORDINARY_LAPSE;
+    if (!zc && !sh->ordinary_until) sh->ordinary_until = mc_shm_calls(sh) + MC_ORDINARY_LAPSE;
 }
 
 /* The verdicts of ordinary buffers lapse (at the same call on every rank). */
@@ -308,8 +308,8 @@ void mc_shm_fan_end(mc_shm_t *sh)
 
 unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
 {
-    mc_shm_tick(sh);
     uint64_t k = ++sh->fan.k;
+    mc_shm_tick(sh);
     int prev = sh->fan_root[k % MC_FAN_RING]; /* root of exchange k - MC_FAN_RING: this slot's one reader */
     sh->fan_root[k % MC_FAN_RING] = root;
     if (prev >= 0 && prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1, 1);
