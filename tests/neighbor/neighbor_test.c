@@ -22,9 +22,6 @@
 #include <unistd.h>
 
 static int rank, size, fails;
-static double T[8];
-#define TM(k, stmt) do { double _t = MPI_Wtime(); stmt; T[k] += MPI_Wtime() - _t; } while (0)
-
 static int iters = 10, long_iters = 1000;
 static char current[160] = "setup";
 
@@ -249,17 +246,17 @@ static void check_stats(tc_t *c, MPI_Request req, const char *alg, int ext)
 static void run_alg(tc_t *c, const char *alg, int ext, int n)
 {
     MPI_Request req = MPI_REQUEST_NULL;
-    int rc; TM(0, rc = init_req(c, alg, ext, &req));
+    int rc = init_req(c, alg, ext, &req);
     CHECK(rc == MPI_SUCCESS && req != MPI_REQUEST_NULL, "init rc %d", rc);
     if (rc != MPI_SUCCESS) return;
-    TM(1, check_stats(c, req, alg, ext));
+    check_stats(c, req, alg, ext);
     for (int t = 0; t < n; t++) {
         fill(c, t);
-        TM(2, drive(c, &req, t));
+        drive(c, &req, t);
         int ok = !memcmp(c->rbuf, c->exp, c->rlen);
         CHECK(ok, "iteration %d: result differs from the expected data", t);
         if (!ok) break;
-        if (t == 0 || t == n - 1) TM(3, compare_native(c));
+        if (t == 0 || t == n - 1) compare_native(c);
     }
     mcoll_neighbor_stats_t st;
     mcoll_neighbor_stats(req, &st);
@@ -267,9 +264,11 @@ static void run_alg(tc_t *c, const char *alg, int ext, int n)
     MPI_Request_free(&req); /* after completion */
     CHECK(req == MPI_REQUEST_NULL, "request not null after free");
     /* free while active: the operation still completes */
-    TM(4, rc = init_req(c, alg, ext, &req));
+    rc = init_req(c, alg, ext, &req);
     fill(c, 777);
-    TM(5, MPI_Start(&req); MPI_Request_free(&req); MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Start(&req);
+    MPI_Request_free(&req);
+    MPI_Barrier(MPI_COMM_WORLD);
     CHECK(!memcmp(c->rbuf, c->exp, c->rlen), "free while active: result differs");
 }
 
@@ -386,10 +385,10 @@ static void run_pattern(const nb_workload_t *w, int *region)
             }
         if (ti == 0) {
             snprintf(current, sizeof current, "%s two requests", w->name);
-            TM(6, run_two(&c));
+            run_two(&c);
         }
         snprintf(current, sizeof current, "%s type %s blocking", w->name, c.et->name);
-        TM(7, run_blocking(&c));
+        run_blocking(&c);
         free(c.sbuf), free(c.rbuf), free(c.exp), free(c.ref);
     }
     MPI_Comm_free(&c.g);
@@ -434,7 +433,6 @@ int main(int argc, char **argv)
     free(keys);
     for (int i = 0; i < nb_nbuiltin; i++)
         if (!only || !strcmp(only, nb_builtin[i].name)) run_pattern(&nb_builtin[i], region);
-    if (rank == 0) for (int k = 0; k < 8; k++) printf("T%d %.3f\n", k, T[k]);
     int total = fails;
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf(total ? "neighbor-test: %d FAILURES\n" : "neighbor-test: ALL PASSED\n", total);
