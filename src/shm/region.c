@@ -38,7 +38,7 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT bytes) |
- * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (MC_SYM_SLOT bytes) | fan-in slots
+ * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (a line + mc_sym_max(p)) | fan-in slots
  * [MC_FAN_RING][p] (MC_FAN_SLOT bytes) | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
@@ -49,8 +49,8 @@ static void layout(mc_shm_t *sh, size_t data_len)
     off += (size_t)MC_RING * (size_t)sh->p * MC_STEP_SLOT;
     sh->posts = (mc_post_t *)(sh->base + off);
     off = round_up(off + (size_t)sh->p * MC_NPOST * sizeof(mc_post_t), MC_LINE);
-    sh->sym = (mc_xchg_t){.slots = sh->base + off, .slot = MC_SYM_SLOT, .nbuf = 2};
-    off += 2 * (size_t)sh->p * MC_SYM_SLOT;
+    sh->sym = (mc_xchg_t){.slots = sh->base + off, .slot = MC_LINE + mc_sym_max(sh->p), .nbuf = 2};
+    off += 2 * (size_t)sh->p * sh->sym.slot;
     sh->fan = (mc_xchg_t){.slots = sh->base + off, .slot = MC_FAN_SLOT, .nbuf = MC_FAN_RING};
     off = round_up(off + MC_FAN_RING * (size_t)sh->p * MC_FAN_SLOT, 4096);
     sh->data = sh->base + off;

@@ -296,7 +296,15 @@ void mc_shm_barrier(mc_shm_t *sh);
  * two-sync path's (24 KiB at 8 ranks 45-57 us against 91-95): one flag round instead of three
  * is worth more than the data it reads again (DAV ps(3p-1) against s(7p-3)). */
 #define MC_SYM_MAX 32768
-#define MC_SYM_SLOT (MC_LINE + MC_SYM_MAX)
+/* Two ranks: the symmetric exchange moves less data than shm_dpml's two-sync path (DAV 10s
+ * against 11s) in one flag round instead of two, so it takes every allreduce shm_dpml runs,
+ * up to the default MCOLL_SHM_SMALL. Measured at 2 ranks (forced shm_dpml, batches of 10,
+ * slow state of the AMD EPYC VM, 2 launches each alternating, two-sync -> symmetric): 48 KiB
+ * 5.48-5.50 -> 4.61-4.63 us, 64 KiB 6.59-6.65 -> 5.86-5.97, 128 KiB 11.9-12.0 -> 11.4,
+ * 256 KiB 22.6-22.7 -> 20.9-21.4. From 3 ranks every rank reads p - 1 inputs more than its
+ * part, DAV ps(3p-1) against s(7p-3), and the data outweighs a flag round (MC_SYM_MAX). */
+#define MC_SYM_MAX_PAIR ((size_t)256 << 10)
+static inline size_t mc_sym_max(int p) { return p <= 2 ? MC_SYM_MAX_PAIR : MC_SYM_MAX; }
 /* Slot of `rank` in exchange k of x (the slot of exchange k - x->nbuf, reused). */
 static inline mc_flag_t *mc_shm_xslot_at(const mc_shm_t *sh, const mc_xchg_t *x, uint64_t k, int rank)
 {

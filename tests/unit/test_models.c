@@ -349,6 +349,14 @@ static void test_shm_mapping(const mc_profile_t *d)
         double b = 1 / (2 * 4e9), g = q.m / 2 * p.gamma;
         NEAR(mc_cost_eval(ard, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &q), 1e-6 + 10 * q.m / 2 * b + g);
         NEAR(mc_cost_eval(arm, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &q), 3e-6 + 9 * q.m / 2 * b + g);
+        /* 2 ranks, 128 KiB: still the symmetric exchange (mc_sym_max: DAV 10s, below the
+         * two-sync path's 11s); 3 ranks, 48 KiB: the two-sync path, two flag rounds and DAV
+         * s(7p-3) = 18s. Mutations: one limit for every p (either), fail it. */
+        q.m = q.ms = 131072, g = q.m / 2 * p.gamma;
+        NEAR(mc_cost_eval(ard, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &q), 1e-6 + 10 * q.m / 2 * b + g);
+        mc_cost_in_t t = {.p = 3, .m = 49152, .ms = 49152, .radix = 4, .sockets = 1};
+        NEAR(mc_cost_eval(ard, MC_MODEL_PLOGP, &p, MC_LEVEL_INTRA, &t),
+             2e-6 + 18 * t.m / 3 * b + t.m * 2 / 3 * p.gamma);
     }
     /* the column-split scan: no candidate below 6 ranks; at 8, 256 KiB (two windows): four
      * flag rounds a window, copy-in, the copy-out (7/8 of it MC_XCORE times a copy), the

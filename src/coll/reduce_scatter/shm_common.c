@@ -502,7 +502,7 @@ double mc_sr_ma_cost(mc_sr_dest_t dest, int socket_aware, const mc_hockney_t *h,
  *
  * Every rank copies its input into its slot (or the inline payload of its STEP flag line when
  * it fits MC_INLINE bytes) and raises STEP 1. reduce_scatter: rank r reduces block r of all
- * inputs in rank order into rbuf (one sync). allreduce up to MC_SYM_MAX (the symmetric
+ * inputs in rank order into rbuf (one sync). allreduce up to mc_sym_max(p) (the symmetric
  * exchange), reduce up to MC_SR_DPML_TINY: every rank (reduce: the root) reduces all inputs in
  * rank order into rbuf (one sync); larger: rank r reduces part r of all inputs in rank order
  * into slot 0, raises STEP 2, and every rank copies the result out (reduce: the root reduces
@@ -560,11 +560,11 @@ static int xchain(mc_shm_t *sh, const mc_xchg_t *x, size_t len, const mc_args_t 
     return rc;
 }
 
-/* Inputs of at most MC_SYM_MAX bytes of an allreduce or reduce_scatter: every rank reads
- * every input, so the symmetric exchange carries them (no op, no DONE flag, no wait for
- * readers): copy in, publish, then the rank-order chain over the payloads (a result of a few
- * KiB stays cached). Same DAV as the general path's one-sync allreduce, which it replaces
- * (MC_SR_DPML_TINY <= MC_SYM_MAX). */
+/* Inputs of an allreduce of at most mc_sym_max(p) bytes (shm.h: 32 KiB, at 2 ranks 256 KiB)
+ * or of a reduce_scatter of at most MC_SR_SYM_RS_MAX: every rank reads every input, so the
+ * symmetric exchange carries them (no op, no DONE flag, no wait for readers): copy in,
+ * publish, then the rank-order chain over the payloads. Same DAV as the general path's
+ * one-sync allreduce, which it replaces (MC_SR_DPML_TINY <= MC_SYM_MAX <= mc_sym_max(p)). */
 _Static_assert(MC_SR_DPML_TINY <= MC_SYM_MAX, "an allreduce's one-sync path is the symmetric one");
 static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s)
 {
@@ -615,7 +615,7 @@ int mc_sr_dpml(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     size_t ext = a->extent, s = input_count(a, job, p) * ext;
     int inl = s <= MC_INLINE;
     if (p > 1 && job->dest == MC_SR_ROOT && s <= MC_FAN_MAX) return dpml_fan(sh, a, s);
-    if (p > 1 && job->dest != MC_SR_ROOT && s <= (job->dest == MC_SR_RS ? MC_SR_SYM_RS_MAX : MC_SYM_MAX))
+    if (p > 1 && job->dest != MC_SR_ROOT && s <= (job->dest == MC_SR_RS ? MC_SR_SYM_RS_MAX : mc_sym_max(p)))
         return dpml_sym(sh, a, job, s);
     mc_shm_begin(sh);
     if (p == 1) {
@@ -680,7 +680,7 @@ double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
     case MC_SR_RS:
         return 2 * p * s + red;
     case MC_SR_ALL:
-        return in->m <= MC_SYM_MAX ? 2 * p * s + red * p : 4 * p * s + red; /* symmetric path */
+        return in->m <= mc_sym_max(in->p) ? 2 * p * s + red * p : 4 * p * s + red; /* symmetric path */
     default: /* up to MC_FAN_MAX the fan-in exchange, whose root reads its own input from sbuf */
         if (in->m <= MC_FAN_MAX) return 2 * (p - 1) * s + red;
         return in->m <= MC_SR_DPML_TINY ? 2 * p * s + red : 2 * p * s + red + 2 * s * (p - 1) / p;
@@ -689,7 +689,7 @@ double mc_sr_dpml_dav(mc_sr_dest_t dest, const mc_cost_in_t *in)
 
 double mc_sr_dpml_cost(mc_sr_dest_t dest, const mc_hockney_t *h, const mc_cost_in_t *in)
 {
-    int two = dest != MC_SR_RS && in->m > (dest == MC_SR_ALL ? MC_SYM_MAX : MC_SR_DPML_TINY);
+    int two = dest != MC_SR_RS && in->m > (dest == MC_SR_ALL ? mc_sym_max(in->p) : MC_SR_DPML_TINY);
     return (two ? 2 : 1) * h->alpha + mc_sr_dpml_dav(dest, in) / in->p * h->beta +
            in->m * (in->p - 1) / in->p * h->gamma;
 }

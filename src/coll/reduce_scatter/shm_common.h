@@ -61,7 +61,7 @@ int mc_sr_dpml_ok(const mc_ctx_t *ctx, const mc_args_t *a);
 
 /* DPML variants: reduce up to this size (the whole input) takes one sync, the root reducing
  * all inputs; larger, two (parts, then the copy-out). Allreduce takes the symmetric exchange
- * up to MC_SYM_MAX (at least this), one sync with every rank reducing all inputs.
+ * up to mc_sym_max(p) (at least this), one sync with every rank reducing all inputs.
  * Measured at 2 ranks on an Intel Xeon VM, batches of 100, one sync against shm_ma: allreduce
  * 4-12 KiB 1.30-3.06 us against 1.42-3.25 (16 KiB a tie), reduce 4-16 KiB 0.89-3.32 against
  * 1.60-4.24; two syncs at 8 KiB: 2.60-2.73 us. 16 KiB, not 4: the model costs a size class
