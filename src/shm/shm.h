@@ -304,7 +304,7 @@ void mc_shm_barrier(mc_shm_t *sh);
  * 256 KiB 22.6-22.7 -> 20.9-21.4. From 3 ranks every rank reads p - 1 inputs more than its
  * part, DAV ps(3p-1) against s(7p-3), and the data outweighs a flag round (MC_SYM_MAX). */
 #define MC_SYM_MAX_PAIR ((size_t)256 << 10)
-static inline size_t mc_sym_max(int p) { return p <= 2 ? MC_SYM_MAX_PAIR : MC_SYM_MAX; }
+static inline size_t mc_sym_max(int p) { return p == 2 ? MC_SYM_MAX_PAIR : MC_SYM_MAX; }
 /* Slot of `rank` in exchange k of x (the slot of exchange k - x->nbuf, reused). */
 static inline mc_flag_t *mc_shm_xslot_at(const mc_shm_t *sh, const mc_xchg_t *x, uint64_t k, int rank)
 {
