@@ -23,8 +23,8 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_allreduce_shm_dpml = {
     .coll = MC_ALLREDUCE,
     .name = "shm_dpml",
-    .doc = "small: all inputs copied to the region; <=32K every rank reduces all (DAV ps(3p-1)), else parts + "
-           "copy-out (s(7p-3)); rank order",
+    .doc = "small: all inputs copied to the region; <=32K (256K at 2 ranks) every rank reduces all (DAV "
+           "ps(3p-1)), else parts + copy-out (s(7p-3)); rank order",
     .fn = run,
     .ok = mc_sr_dpml_ok,
     .cost = cost,
