@@ -123,10 +123,11 @@ typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t
 #define MC_TRIAL_CLASSES 18          /* size classes: [8 KiB, 16 KiB), ... the last open */
 /* ops with trials: the reductions' direct path by mc_sr_dest_t (0-2), the data movers' (3-7),
  * the zero-copy allgather(v)'s pull or push (8), scan's and exscan's staged windows or direct
- * reads (9, 10), the zero-copy allreduce's push or pull of the results (11) */
+ * reads (9, 10), the zero-copy allreduce's push or pull of the results (11), the MA
+ * allreduce's windows or the symmetric exchange (12) */
 enum {
     MC_TRIAL_BCAST = 3, MC_TRIAL_ALLGATHER, MC_TRIAL_GATHER, MC_TRIAL_SCATTER, MC_TRIAL_ALLTOALL, MC_TRIAL_ZC_ALLGATHER,
-    MC_TRIAL_SCAN, MC_TRIAL_EXSCAN, MC_TRIAL_ZC_ALLREDUCE, MC_TRIAL_SITES
+    MC_TRIAL_SCAN, MC_TRIAL_EXSCAN, MC_TRIAL_ZC_ALLREDUCE, MC_TRIAL_MA_ALLREDUCE, MC_TRIAL_SITES
 };
 typedef struct mc_trial {
     uint64_t calls;
@@ -687,6 +688,10 @@ void mc_trial_collect(mc_shm_t *sh);
  * anyway (every call of the first turns, then the bursts and the MC_TRIAL_KEEP calls after
  * each). The same on every rank. */
 int mc_trial_shares(const mc_trial_t *t, int nways);
+/* An op with no posting round at all: on the calls of t that share samples (mc_trial_shares),
+ * right after the call's mc_trial_done, the pending sample goes round a symmetric exchange
+ * of its time (one flag round; mc_trial_publish and mc_trial_collect otherwise). */
+void mc_trial_share(mc_shm_t *sh, const mc_trial_t *t, int nways);
 /* Now, in ns (a monotonic clock): a call's start and end. */
 double mc_trial_clock(void);
 /* Tests: fn(way, measured ns) replaces every measurement (NULL: the clock again). */

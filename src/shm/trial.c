@@ -15,11 +15,12 @@
  * Every rank of the region makes the same choice on the same call: a call's sample is the
  * largest of the ranks' times (the op's time; one rank's alone misleads: a reduce's non-root
  * that stages leaves before the root has the result), shared through the posting round of
- * the next timed op. Schedule: MC_TRIAL_BURST calls of each way in turn (the opening); after
- * that, every MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs the next way in turn, way 0
- * first, unless that way is more than MC_TRIAL_BEHIND times slower than the fastest: then
- * only in every MC_TRIAL_FAR_OFF-th round of turns, and in the first, since the opening's
- * samples do not tell. Its calls find pages and lines cold and, after a quiet spell, slowed
+ * the next timed op (an op with none, through an exchange of its own: mc_trial_share).
+ * Schedule: MC_TRIAL_BURST calls of each way in turn (the opening); after that, every
+ * MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs the next way in turn, way 0 first,
+ * unless that way is more than MC_TRIAL_BEHIND times slower than the fastest: then only in
+ * every MC_TRIAL_FAR_OFF-th round of turns, and in the first, since the opening's samples do
+ * not tell. Its calls find pages and lines cold and, after a quiet spell, slowed
  * cores: calls of one way in a row after a second of sleep took 250-400 us at first and
  * 100-170 after 40 calls (allgather of 1 MiB blocks staged, 2 ranks, the Zen 3 VM; the same
  * without the sleep after other collectives, and with the region's pages touched 20 times
@@ -42,6 +43,7 @@
 #include "shm.h"
 #include "../core/config.h"
 #include <math.h>
+#include <string.h>
 #include <time.h>
 
 static double (*measure_hook)(int way, double ns);
@@ -120,18 +122,38 @@ void mc_trial_publish(mc_shm_t *sh)
     mc_post(sh, sh->r, 0)->took = sh->trial_pend.t ? (uint64_t)sh->trial_pend.ns : 0;
 }
 
-void mc_trial_collect(mc_shm_t *sh)
+/* The pending sample, its time the largest of the ranks' (most) */
+static void record(mc_shm_t *sh, uint64_t most)
 {
     mc_trial_t *t = sh->trial_pend.t;
-    if (!t) return;
+    int w = sh->trial_pend.way;
     sh->trial_pend.t = NULL;
+    t->ns_per_b[w][t->n[w]++ % MC_TRIAL_KEEP] = (double)most / sh->trial_pend.bytes;
+}
+
+void mc_trial_collect(mc_shm_t *sh)
+{
+    if (!sh->trial_pend.t) return;
     uint64_t most = 0;
     for (int k = 0; k < sh->p; k++) {
         uint64_t x = mc_post(sh, k, 0)->took;
         if (x > most) most = x;
     }
-    int w = sh->trial_pend.way;
-    t->ns_per_b[w][t->n[w]++ % MC_TRIAL_KEEP] = (double)most / sh->trial_pend.bytes;
+    record(sh, most);
+}
+
+void mc_trial_share(mc_shm_t *sh, const mc_trial_t *t, int nways)
+{
+    if (!sh->trial_pend.t || !mc_trial_shares(t, nways)) return;
+    uint64_t most = (uint64_t)sh->trial_pend.ns, x;
+    memcpy(mc_shm_sym_begin(sh, sizeof most), &most, sizeof most);
+    mc_shm_x_publish(sh, &sh->sym);
+    for (int k = 0; k < sh->p; k++) {
+        if (k == sh->r) continue;
+        memcpy(&x, mc_shm_x_wait(sh, &sh->sym, k, sizeof x), sizeof x);
+        if (x > most) most = x;
+    }
+    record(sh, most);
 }
 
 int mc_trials_on(void) { return mc_cfg()->shm_trial && mc_shm_path() == MC_PATH_AUTO; }

@@ -1047,6 +1047,9 @@ static uint64_t trial_mover(mc_coll_t c, size_t n, int it, uint64_t *nt_mine)
 /* Set while a pipe's calls are routed through the trial: staged calls take the posting round
  * only when they share samples (mc_trial_shares), so they publish less outside those. */
 static int trial_pipe;
+/* Set while allreduce is forced to shm_ma: its windows (way 0) or the symmetric exchange (way
+ * 1), up to mc_sym_max(p) bytes of input from MC_TRIAL_MIN */
+static int trial_ma;
 
 /* c's trial at n doubles (reductions) or bytes (movers) per rank: 3 ways for the reductions
  * (staged temporal, staged streamed, CMA), 2 for the movers (staged, CMA) and in the hand-over
@@ -1062,7 +1065,8 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     }
     mc_shm_t *sh = ctx->shm;
     /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
-    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc ? 2 : 3, cma = mover ? 1 : 2;
+    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc || trial_ma ? 2 : 3;
+    int cma = mover ? 1 : trial_ma ? -1 : 2;
     /* the user bytes by which the movers (allgatherv/shm_common.c) and scan and exscan
      * (mc_sr_scan) know the band */
     int scan = c == MC_SCAN || c == MC_EXSCAN;
@@ -1072,7 +1076,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     int band = mover && !trial_zc && (c != MC_SCAN || user <= mc_cache_capacity(size)) &&
                mc_handover_nt(user, SIZE_MAX, size);
     nways += band;
-    if (!sh->cma && !trial_zc) {
+    if (!sh->cma && !trial_zc && !trial_ma) {
         if (rank == 0) printf("trial: no CMA between the ranks: %s skipped\n", mc_coll_name(c));
         return;
     }
@@ -1127,11 +1131,16 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         int staged = mover && want != cma, streamed = mover ? band && want == 0 : want == 1;
         int plain = trial_pipe && staged && !shares;   /* the pipe alone: checked below */
         /* zero copy: the allgather's pull, or push (streamed; one more publication per rank:
-         * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications */
-        int path = trial_zc && mover ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
-                   : trial_zc        ? (nt > 0) == (want == 0) && syncs == direct
-                                     : ((scan && want == 0 && !band) || (nt > 0) == streamed) &&
-                                           (plain || (syncs == direct) == (want == cma));
+         * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications.
+         * shm_ma: the exchange publishes once per rank, twice when it shares a sample; the
+         * windows more, their steps and done (whether either streams depends on the node's
+         * distance) */
+        int path = trial_ma ? (want == 1) == (syncs <= 2 * (uint64_t)size)
+                   : trial_zc && mover
+                       ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
+                   : trial_zc ? (nt > 0) == (want == 0) && syncs == direct
+                              : ((scan && want == 0 && !band) || (nt > 0) == streamed) &&
+                                    (plain || (syncs == direct) == (want == cma));
         if (trial_pipe && staged) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
@@ -1170,6 +1179,17 @@ static void test_trial(void)
     trial_run(MC_ALLREDUCE, (size_t)256 << 10, -1, 2, &it);
     trial_run(MC_REDUCE, (size_t)128 << 10, 2, 2, &it);
     trial_run(MC_REDUCE, (size_t)256 << 10, 0, 0, &it);
+    /* shm_ma's allreduce: its windows or the symmetric exchange, at 2 ranks up to 256 KiB of
+     * input, from 3 ranks at 32 KiB only (mc_sym_max) */
+    mcoll_set_alg("allreduce", "shm_ma");
+    trial_ma = 1;
+    trial_run(MC_ALLREDUCE, (size_t)4 << 10, 1, 1, &it);
+    if (size == 2) {
+        trial_run(MC_ALLREDUCE, (size_t)8 << 10, 0, 0, &it);
+        trial_run(MC_ALLREDUCE, (size_t)32 << 10, 1, 1, &it);
+    }
+    trial_ma = 0;
+    mcoll_set_alg("allreduce", "shm_direct");
     /* the movers' direct algorithm: staged (way 0) or CMA (way 1), from 32 KiB of user buffers;
      * in the hand-over band (allgather 16-64 KiB, scatter 40-64 KiB per rank at 2, 3 and 5 ranks
      * with 32 KiB L1s and 512 KiB L2s) also staged with temporal copy-ins (way 2); each case a

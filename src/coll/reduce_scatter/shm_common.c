@@ -433,11 +433,9 @@ static int ma_run(ma_t *e, size_t w0, size_t nw)
     return MPI_SUCCESS;
 }
 
-int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+static int ma_windows(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
 {
-    mc_shm_t *sh;
     int rc;
-    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     ma_t e;
     rc = ma_setup(&e, sh, a, job, socket_aware);
     mc_shm_begin(sh);   /* (or continues a direct op's: mc_shm_continue) */
@@ -454,6 +452,43 @@ int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int sock
     }
     mc_shm_end(sh);
     mc_free(e.off);
+    return rc;
+}
+
+static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s);
+
+/* An allreduce of at most mc_sym_max(p) bytes (at 2 ranks 256 KiB) also runs as the symmetric
+ * exchange (dpml_sym: one flag round; every rank reduces every input, DAV ps(3p-1) against
+ * the windows' s(5p-1)). The model ranks the windows first at 2 ranks, 32-256 KiB (at 46 KiB
+ * 5.93 against 5.99 us), while the exchange was faster in every VM state measured up to
+ * 128 KiB and in most at 256 KiB (README "Default selection"). So from MC_TRIAL_MIN the
+ * engine times both (trial.c); the exchange has no posting round, so the samples go round
+ * one of their own (mc_trial_share). Not when the engine takes on a direct path's op
+ * (mc_shm_continue: that path's trial chose how to stage; run through it the exchange gained
+ * nothing measurable, 2 ranks, 128-256 KiB), nor in the socket-aware variant. */
+enum { MA_WAY_WINDOWS, MA_WAY_SYM };
+static mc_trial_t *ma_trial(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+{
+    size_t s = a->count * a->extent;
+    if (job->dest != MC_SR_ALL || socket_aware || sh->cont || sh->p < 2 || s > mc_sym_max(sh->p) ||
+        !mc_trials_on())
+        return NULL;
+    return mc_trial_of(sh, MC_TRIAL_MA_ALLREDUCE, s, MC_TRIAL_MIN);
+}
+
+int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+{
+    mc_shm_t *sh;
+    int rc;
+    if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
+    mc_trial_t *tr = ma_trial(sh, a, job, socket_aware);
+    if (!tr) return ma_windows(sh, a, job, socket_aware);
+    size_t s = a->count * a->extent;
+    int way = mc_trial_way(tr, 2);
+    double t0 = mc_trial_clock();
+    rc = way == MA_WAY_WINDOWS ? ma_windows(sh, a, job, socket_aware) : dpml_sym(sh, a, job, s);
+    mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)s);
+    mc_trial_share(sh, tr, 2);
     return rc;
 }
 
