@@ -26,7 +26,8 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_allreduce_shm_ma = {
     .coll = MC_ALLREDUCE,
     .name = "shm_ma",
-    .doc = "movement-avoiding reduce-scatter into the region + copy-out (yhccl), DAV s(5p-1)",
+    .doc = "movement-avoiding reduce-scatter into the region + copy-out (yhccl), DAV s(5p-1); 32K-256K at 2 "
+           "ranks (32K from 3) timed against the symmetric exchange (MCOLL_SHM_TRIAL)",
     .fn = run,
     .ok = mc_sr_ma_ok,
     .cost = cost,
