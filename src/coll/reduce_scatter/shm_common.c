@@ -459,9 +459,9 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
 
 /* An allreduce of at most mc_sym_max(p) bytes (at 2 ranks 256 KiB) also runs as the symmetric
  * exchange (dpml_sym: one flag round; every rank reduces every input, DAV ps(3p-1) against
- * the windows' s(5p-1)). The model ranks the windows first at 2 ranks, 32-256 KiB (at 46 KiB
- * 5.93 against 5.99 us), while the exchange was faster in every VM state measured up to
- * 128 KiB and in most at 256 KiB (README "Default selection"). So from MC_TRIAL_MIN the
+ * the windows' s(5p-1)). The model ranks the windows ahead at 2 ranks, 32-256 KiB (at 46
+ * KiB 5.93 against 5.99 us), while the exchange was faster in every VM state measured up to
+ * 128 KiB and in most at 256 KiB (README "Shared-memory engine", symmetric exchange). So from MC_TRIAL_MIN the
  * engine times both (trial.c); the exchange has no posting round, so the samples go round
  * one of their own (mc_trial_share). Not when the engine takes on a direct path's op
  * (mc_shm_continue: that path's trial chose how to stage; run through it the exchange gained
