@@ -456,13 +456,17 @@ static void test_race(int iters)
  * buffers, or the shared heap's with zero_copy) wrote with streaming stores; its result
  * checked. */
 /* One call on this rank: its streamed bytes (far_call_on: over all ranks). */
+static int far_inplace; /* allreduce: odd iterations in place */
 static uint64_t far_call_mine(mc_coll_t c, size_t n, int it, int zero_copy)
 {
     size_t in = c == MC_REDUCE_SCATTER_BLOCK ? n * (size_t)size : n;
     double *s = alloc_on(zero_copy, in * sizeof(double)), *r = alloc_on(zero_copy, n * sizeof(double));
     for (size_t i = 0; i < in; i++) s[i] = val(it, rank, (int)(i % 4096));
+    int inplace = far_inplace && c == MC_ALLREDUCE && it % 2;
+    const void *sb = inplace ? MPI_IN_PLACE : s;
+    if (inplace) memcpy(r, s, n * sizeof(double));
     uint64_t before = mc_nt_bytes;
-    if (c == MC_ALLREDUCE) MPI_Allreduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (c == MC_ALLREDUCE) MPI_Allreduce(sb, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     else if (c == MC_REDUCE) MPI_Reduce(s, r, (int)n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     else MPI_Reduce_scatter_block(s, r, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     uint64_t mine = mc_nt_bytes - before;
@@ -1180,15 +1184,15 @@ static void test_trial(void)
     trial_run(MC_REDUCE, (size_t)128 << 10, 2, 2, &it);
     trial_run(MC_REDUCE, (size_t)256 << 10, 0, 0, &it);
     /* shm_ma's allreduce: its windows or the symmetric exchange, at 2 ranks up to 256 KiB of
-     * input, from 3 ranks at 32 KiB only (mc_sym_max) */
+     * input, from 3 ranks at 32 KiB only (mc_sym_max); every other call in place */
     mcoll_set_alg("allreduce", "shm_ma");
-    trial_ma = 1;
+    trial_ma = far_inplace = 1;
     trial_run(MC_ALLREDUCE, (size_t)4 << 10, 1, 1, &it);
     if (size == 2) {
         trial_run(MC_ALLREDUCE, (size_t)8 << 10, 0, 0, &it);
         trial_run(MC_ALLREDUCE, (size_t)32 << 10, 1, 1, &it);
     }
-    trial_ma = 0;
+    trial_ma = far_inplace = 0;
     mcoll_set_alg("allreduce", "shm_direct");
     /* the movers' direct algorithm: staged (way 0) or CMA (way 1), from 32 KiB of user buffers;
      * in the hand-over band (allgather 16-64 KiB, scatter 40-64 KiB per rank at 2, 3 and 5 ranks
