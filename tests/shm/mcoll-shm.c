@@ -1060,7 +1060,7 @@ static int trial_ma;
  * band a third (staged with temporal copy-ins; the first streams them there). */
 static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
 {
-    uint64_t round_lo = UINT64_MAX, plain_hi = 0, nplain = 0;   /* staged pipe calls' publications */
+    uint64_t round_lo = UINT64_MAX, plain_hi = 0, nplain = 0;   /* staged calls' publications */
     mc_ctx_t *ctx;
     if (mc_ctx_get(MPI_COMM_WORLD, &ctx) != MPI_SUCCESS || !ctx->shm) {
         fails++;
@@ -1071,6 +1071,9 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
     int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc || trial_ma ? 2 : 3;
     int cma = mover ? 1 : trial_ma ? -1 : 2;
+    /* staged calls that skip the posting round: a pipe's (trial_pipe), and the reductions'
+     * direct path's once a round found ordinary buffers */
+    int skips = mover ? trial_pipe : !trial_zc && !trial_ma;
     /* the user bytes by which the movers (allgatherv/shm_common.c) and scan and exscan
      * (mc_sr_scan) know the band */
     int scan = c == MC_SCAN || c == MC_EXSCAN;
@@ -1093,14 +1096,15 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     /* per call and rank: streamed bytes, publications, way run; gathered once after the
      * calls (one harness collective per call cost MPICH, 3 ranks on 2 cores, ~5 ms each) */
     const uint64_t K = 2 * (uint64_t)nways * MC_TRIAL_EVERY + 8;
-    uint64_t *mine = calloc(3 * K, sizeof(uint64_t)), *all = malloc(3 * K * sizeof(uint64_t) * (size_t)size);
+    uint64_t *mine = calloc(4 * K, sizeof(uint64_t)), *all = malloc(4 * K * sizeof(uint64_t) * (size_t)size);
     if (!mine || !all) abort();
     trial_fast = fast;
     const char *name = mc_coll_name(c);
     /* turns 0 .. 2 nways - 1: every way's first turn, and the turns where ways far behind
      * are skipped */
     for (uint64_t k = 0; k < K; k++, (*it)++) {
-        uint64_t *m = mine + 3 * k, nt_mover = 0;
+        uint64_t *m = mine + 4 * k, nt_mover = 0;
+        m[3] = (uint64_t)mc_shm_ordinary(sh, c); /* the verdict the call starts with */
         if (mover) {
             m[1] = trial_mover(c, n, *it, &nt_mover);
             m[0] = nt_mover;
@@ -1113,12 +1117,12 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         }
         m[2] = (uint64_t)sh->trial_last;
     }
-    PMPI_Allgather(mine, (int)(3 * K), MPI_UINT64_T, all, (int)(3 * K), MPI_UINT64_T, MPI_COMM_WORLD);
+    PMPI_Allgather(mine, (int)(4 * K), MPI_UINT64_T, all, (int)(4 * K), MPI_UINT64_T, MPI_COMM_WORLD);
     for (uint64_t k = 0; k < K; k++) {
-        uint64_t nt = 0, syncs = 0;
+        uint64_t nt = 0, syncs = 0, ord = all[4 * k + 3]; /* the verdict: the same on every rank */
         int want = trial_expect(k, nways, best, behind), lo = INT_MAX, hi = INT_MIN;
         for (int q = 0; q < size; q++) {
-            const uint64_t *m = all + 3 * (K * (uint64_t)q + k);
+            const uint64_t *m = all + 4 * (K * (uint64_t)q + k);
             int ran = (int)(int64_t)m[2];
             nt += m[0];
             syncs += m[1];
@@ -1132,8 +1136,9 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
          * round, done), staging more */
         uint64_t direct = (mover ? 2 : 3) * (uint64_t)size;
         int shares = k < MC_TRIAL_BURST * (uint64_t)nways || k % MC_TRIAL_EVERY < MC_TRIAL_BURST + MC_TRIAL_KEEP;
-        int staged = mover && want != cma, streamed = mover ? band && want == 0 : want == 1;
-        int plain = trial_pipe && staged && !shares;   /* the pipe alone: checked below */
+        int staged = want != cma && (mover || skips), streamed = mover ? band && want == 0 : want == 1;
+        /* the pipe, or the MA engine once a round found ordinary buffers, alone: checked below */
+        int plain = skips && staged && !shares && (mover || ord);
         /* zero copy: the allgather's pull, or push (streamed; one more publication per rank:
          * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications.
          * shm_ma: the exchange publishes once per rank, twice when it shares a sample; the
@@ -1145,7 +1150,7 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
                    : trial_zc ? (nt > 0) == (want == 0) && syncs == direct
                               : ((scan && want == 0 && !band) || (nt > 0) == streamed) &&
                                     (plain || (syncs == direct) == (want == cma));
-        if (trial_pipe && staged) {
+        if (staged && skips) {
             if (shares && syncs < round_lo) round_lo = syncs;
             if (plain && syncs > plain_hi) plain_hi = syncs;
             nplain += plain;
@@ -1161,10 +1166,10 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
     }
     free(mine);
     free(all);
-    if (trial_pipe && best != cma && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
+    if (skips && best != cma && (nplain == 0 || round_lo == UINT64_MAX || plain_hi >= round_lo)) {
         fails++;
         if (rank == 0)
-            printf("FAIL trial %s's pipe of %zu per rank: %llu staged calls without the posting round published up "
+            printf("FAIL trial %s of %zu per rank: %llu staged calls without the posting round published up "
                    "to %llu times, those with it at least %llu\n", name, n, (unsigned long long)nplain,
                    (unsigned long long)plain_hi, (unsigned long long)round_lo);
     }

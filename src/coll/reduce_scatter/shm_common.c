@@ -457,21 +457,23 @@ static int ma_windows(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, 
 
 static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, size_t s);
 
-/* An allreduce of at most mc_sym_max(p) bytes (at 2 ranks 256 KiB) also runs as the symmetric
- * exchange (dpml_sym: one flag round; every rank reduces every input, DAV ps(3p-1) against
- * the windows' s(5p-1)). The model ranks the windows ahead at 2 ranks, 32-256 KiB (at 46
- * KiB 5.93 against 5.99 us), while the exchange was faster in every VM state measured up to
- * 128 KiB and in most at 256 KiB (README "Shared-memory engine", symmetric exchange). So from MC_TRIAL_MIN the
- * engine times both (trial.c); the exchange has no posting round, so the samples go round
- * one of their own (mc_trial_share). Not when the engine takes on a direct path's op
- * (mc_shm_continue: that path's trial chose how to stage; run through it the exchange gained
- * nothing measurable, 2 ranks, 128-256 KiB), nor in the socket-aware variant. */
+/* An allreduce of at most mc_sym_max(p) bytes (at 2 ranks 256 KiB) can also run as the
+ * symmetric exchange (dpml_sym: one flag round; every rank reduces every input, DAV
+ * ps(3p-1) against the windows' s(5p-1)). The model ranks the windows ahead at 2 ranks,
+ * 32-256 KiB (at 46 KiB 5.93 against 5.99 us), while the exchange was faster in every VM
+ * state measured up to 128 KiB and in most at 256 KiB (README "Shared-memory engine",
+ * symmetric exchange). So from MC_TRIAL_MIN the engine times both (trial.c); the exchange
+ * has no posting round, so the samples go round one of their own (mc_trial_share). Not for
+ * the direct path's staged calls (a handover set by its trial, or its op taken on): there
+ * the exchange gained nothing measurable at 2 ranks, 128-256 KiB, with the posting round
+ * (mc_shm_continue) or without it (its staged calls skip it on ordinary buffers; README
+ * "Node distance"); nor in the socket-aware variant. */
 enum { MA_WAY_WINDOWS, MA_WAY_SYM };
 static mc_trial_t *ma_trial(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
 {
     size_t s = a->count * a->extent;
-    if (job->dest != MC_SR_ALL || socket_aware || sh->cont || sh->p < 2 || s > mc_sym_max(sh->p) ||
-        !mc_trials_on())
+    if (job->dest != MC_SR_ALL || socket_aware || job->handover != MC_SR_HO_RULE || sh->cont ||
+        sh->p < 2 || s > mc_sym_max(sh->p) || !mc_trials_on())
         return NULL;
     return mc_trial_of(sh, MC_TRIAL_MA_ALLREDUCE, s, MC_TRIAL_MIN);
 }
@@ -851,6 +853,17 @@ static void sr_trial_took(mc_shm_t *sh, mc_trial_t *tr, int way, double t0, size
     if (tr) mc_trial_done(sh, tr, way, mc_trial_clock() - t0, (double)s);
 }
 
+/* The MA engine runs the op staged, with the stores of the trial's way (its rule without one). */
+static int sr_staged(mc_ctx_t *ctx, mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, mc_trial_t *tr,
+                     int way, double t0, size_t s)
+{
+    mc_sr_job_t staged = *job;
+    if (tr) staged.handover = way == SR_WAY_STREAM ? MC_SR_HO_STREAM : MC_SR_HO_TEMPORAL;
+    int rc = mc_sr_ma(ctx, a, &staged, 0);
+    sr_trial_took(sh, tr, way, t0, s);
+    return rc;
+}
+
 int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
 {
     mc_shm_t *sh;
@@ -858,12 +871,26 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     int p = sh->p, r = sh->r;
     size_t ext = a->extent, total = input_count(a, job, p), s = total * ext;
-    mc_shm_begin(sh);
     if (p == 1) {
+        mc_shm_begin(sh);
         if (a->rbuf != a->sbuf && s) mc_copy_t(a->rbuf, a->sbuf, s);
         mc_shm_end(sh);
         return MPI_SUCCESS;
     }
+    /* A staged way on buffers a posting round found ordinary (mc_shm_ordinary, the same on
+     * every rank) skips the round, as the movers' pipes do, except on the calls that share
+     * the trial's samples: the round exists to find zero copy or agree on CMA, neither of
+     * which a staged call uses, and it cost a flag exchange and an op. Heap buffers posted
+     * meanwhile are found by the next sharing call or when the verdict lapses. Measured at 2
+     * ranks, malloc buffers, default, batches of 10, slow state, launches alternating:
+     * allreduce 128 / 256 KiB 11.5-11.8 / 19.7-20.8 -> 10.2-10.75 / 19.2-19.8 us; reduce
+     * 128 / 256 KiB 8.7-9.2 / 15.5-16.7 -> 7.2-8.0 / 13.9-15.0; reduce_scatter_block of 64 /
+     * 256 KiB blocks 5.9-7.1 / 18.2-21.2 -> 5.3-6.2 / 17.3-20.4; 1 MiB within noise. */
+    mc_trial_t *tr = sr_trial(sh, job, s);
+    int nways = sh->cma ? 3 : 2, way = tr ? mc_trial_way(tr, nways) : -1;
+    if (way >= 0 && way != SR_WAY_CMA && mc_shm_ordinary(sh, a->coll) && !mc_trial_shares(tr, nways))
+        return sr_staged(ctx, sh, a, job, tr, way, mc_trial_clock(), s);
+    mc_shm_begin(sh);
     size_t out = job->dest == MC_SR_RS                    ? blk_count(a, job, r) * ext
                  : job->dest == MC_SR_ALL || r == a->root ? s
                                                           : 0;
@@ -881,8 +908,6 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
      * and with MCOLL_SHM_TRIAL=0, the rules of that AMD VM: every rank votes to stage, except
      * a far rank in allreduce from MC_SR_FAR_CMA. The op runs direct when every rank voted so
      * or every buffer is zero copy (MCOLL_SHM_PATH=cma forces CMA). */
-    mc_trial_t *tr = sr_trial(sh, job, s);
-    int way = tr ? mc_trial_way(tr, sh->cma ? 3 : 2) : -1;
     int cma = way >= 0 ? way == SR_WAY_CMA : job->dest == MC_SR_ALL && s >= MC_SR_FAR_CMA && mc_shm_far(sh);
     if (!cma) {
         mc_shm_vote(sh, 0, MC_VOTE_STAGE);
@@ -894,14 +919,9 @@ int mc_sr_direct(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job)
     int results = job->dest != MC_SR_RS;
     if (!mc_shm_direct_agreed(sh, 0) || (results && !mc_shm_direct_agreed(sh, 1))) {
         mc_shm_continue(sh); /* nobody touched a posted buffer: the MA engine takes the op on */
-        mc_sr_job_t staged = *job;
-        if (tr) { /* CMA refused (a post not reachable by it): the faster staged way */
-            if (way == SR_WAY_CMA) way = mc_trial_best(tr, 2, 3u);
-            staged.handover = way == SR_WAY_STREAM ? MC_SR_HO_STREAM : MC_SR_HO_TEMPORAL;
-        }
-        rc = mc_sr_ma(ctx, a, &staged, 0);
-        sr_trial_took(sh, tr, way, t0, s);
-        return rc;
+        /* CMA refused (a post not reachable by it): the faster staged way */
+        if (tr && way == SR_WAY_CMA) way = mc_trial_best(tr, 2, 3u);
+        return sr_staged(ctx, sh, a, job, tr, way, t0, s);
     }
     if (tr && (mc_shm_all_zero_copy(sh, 0) && (!results || mc_shm_all_zero_copy(sh, 1))))
         tr = NULL; /* zero copy: no way to choose */
