@@ -20,8 +20,8 @@
  * MC_TRIAL_EVERY calls a burst of MC_TRIAL_BURST runs the next way in turn, way 0 first,
  * unless that way is more than MC_TRIAL_BEHIND times slower than the fastest: then only in
  * every MC_TRIAL_FAR_OFF-th round of turns, and in the first, since the opening's samples do
- * not tell. Its calls find pages and lines cold and, after a quiet spell, slowed
- * cores: calls of one way in a row after a second of sleep took 250-400 us at first and
+ * not tell. Its calls find pages and lines cold and, after a quiet spell, slowed cores:
+ * calls of one way in a row after a second of sleep took 250-400 us at first and
  * 100-170 after 40 calls (allgather of 1 MiB blocks staged, 2 ranks, the Zen 3 VM; the same
  * without the sleep after other collectives, and with the region's pages touched 20 times
  * beforehand). At 2 ranks on the firecracker VM, allgather of 1 MiB blocks, the staged way's

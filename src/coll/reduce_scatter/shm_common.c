@@ -469,9 +469,8 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
  * (mc_shm_continue) or without it (its staged calls skip it on ordinary buffers; README
  * "Node distance"); nor in the socket-aware variant. */
 enum { MA_WAY_WINDOWS, MA_WAY_SYM };
-static mc_trial_t *ma_trial(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, int socket_aware)
+static mc_trial_t *ma_trial(mc_shm_t *sh, const mc_sr_job_t *job, size_t s, int socket_aware)
 {
-    size_t s = a->count * a->extent;
     if (job->dest != MC_SR_ALL || socket_aware || job->handover != MC_SR_HO_RULE || sh->cont ||
         sh->p < 2 || s > mc_sym_max(sh->p) || !mc_trials_on())
         return NULL;
@@ -483,9 +482,9 @@ int mc_sr_ma(mc_ctx_t *ctx, const mc_args_t *a, const mc_sr_job_t *job, int sock
     mc_shm_t *sh;
     int rc;
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
-    mc_trial_t *tr = ma_trial(sh, a, job, socket_aware);
-    if (!tr) return ma_windows(sh, a, job, socket_aware);
     size_t s = a->count * a->extent;
+    mc_trial_t *tr = ma_trial(sh, job, s, socket_aware);
+    if (!tr) return ma_windows(sh, a, job, socket_aware);
     int way = mc_trial_way(tr, 2);
     double t0 = mc_trial_clock();
     rc = way == MA_WAY_WINDOWS ? ma_windows(sh, a, job, socket_aware) : dpml_sym(sh, a, job, s);
