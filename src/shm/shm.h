@@ -73,8 +73,9 @@ enum { MC_F_STEP, MC_F_DONE, MC_F_AUX, MC_F_BAR, MC_F_BAR2, MC_NFLAGS };
  * (bcast 128 B-1 KiB at 2 ranks; README "Measured", the passes at 4f6a240). */
 #define MC_STEP_PAYLOAD 2048
 #define MC_STEP_SLOT (MC_LINE + MC_STEP_PAYLOAD)
-/* The fan-in exchange (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes (the limit:
- * dpml_fan in reduce_scatter/shm_common.c), a ring of MC_FAN_RING slots per rank. */
+/* The fan exchanges (mc_shm_fan_begin): payloads of at most MC_FAN_MAX bytes (the limits:
+ * dpml_fan in reduce_scatter/shm_common.c, bcast_fan in allgatherv/shm_common.c), a ring of
+ * MC_FAN_RING slots per rank. */
 #define MC_FAN_MAX 2048
 #define MC_FAN_RING 16
 #define MC_FAN_SLOT (MC_LINE + MC_FAN_MAX)
@@ -152,8 +153,9 @@ typedef struct mc_shm {
     uint64_t op;             /* collective calls on this region so far */
     uint64_t bar;            /* barriers so far */
     mc_xchg_t sym;           /* the symmetric exchange (mc_shm_sym_begin) */
-    mc_xchg_t fan;           /* the fan-in exchange (mc_shm_fan_*) */
-    int fan_root[MC_FAN_RING]; /* root of the last MC_FAN_RING fan-in exchanges, by k % MC_FAN_RING (-1: none) */
+    mc_xchg_t fan;           /* the fan exchanges, in and out (mc_shm_fan_*) */
+    int fan_root[MC_FAN_RING]; /* root of the last MC_FAN_RING fan exchanges, by k % MC_FAN_RING (-1: none) */
+    unsigned char fan_out[MC_FAN_RING]; /* which of them were fan-outs (mc_shm_fan_begin) */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
     uint32_t step0;          /* STEP values of this op count from here (mc_shm_continue) */
     int cont;                /* the next mc_shm_begin continues this op (mc_shm_continue) */
@@ -422,10 +424,17 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
  * the sixteen. A root prefetching its peers' next slots after its exchange lost (8 B single
  * calls 0.40-0.43 us: it takes back the lines the writers claimed). Sixteen slots cost
  * 16 x 2176 bytes per rank of the region.
+ * A fan-out (out = 1, a small bcast) shares the slots and the count: the root publishes its
+ * payload, every other rank reads it and then publishes (no payload), so the root's slot of
+ * exchange k - MC_FAN_RING is free once every other rank published k - MC_FAN_RING, which
+ * with rotating roots it saw as a reader, and with a fixed root end's checks find (one read
+ * of each reader's line in fifteen exchanges).
  * Not an op: no mc_shm_begin/end.
- *   begin: starts exchange k with `root`, returns this rank's payload buffer (after the wait).
- *   end: after this rank's part of exchange k (its publication, and its reads as the root). */
-unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len);
+ *   begin: starts exchange k with `root`, a fan-out if `out`, returns this rank's payload
+ *   buffer (after the wait).
+ *   end: after this rank's part of exchange k (its publication, and its reads as the root or
+ *   a fan-out's reader). */
+unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, int out, size_t len);
 void mc_shm_fan_end(mc_shm_t *sh);
 
 /* Spin-then-yield until *f reaches target: 8 ranks on 2 cores must make progress. */

@@ -281,7 +281,7 @@ void mc_shm_sym_fill(mc_shm_t *sh, unsigned char *dst, const void *src, size_t l
     else mc_copy_t(dst, src, len);
 }
 
-/* Rank q has published fan-in exchange `need` or later: first what this rank knows, then
+/* Rank q has published fan exchange `need` or later: first what this rank knows, then
  * q's slot of exchange x->k - 1 (one line read, and what it shows is remembered), then, if
  * `wait`, a wait for the slot of exchange `need` itself. Not the slot of x->k: q may be
  * writing it right now, and taking that line from under its store costs q a round trip and
@@ -298,20 +298,33 @@ static void fan_published(mc_shm_t *sh, int q, uint64_t need, int wait)
     if (mc_seq_reached(v, x->seen[q])) x->seen[q] = v;
 }
 
+/* Rank q may write its slot of exchange k again: the readers of its slot of exchange
+ * k - MC_FAN_RING are done with it. A fan-in's root reads every slot and publishes the next
+ * exchange after it; a fan-out's readers read the root's slot only and publish after it. */
+static void fan_reusable(mc_shm_t *sh, uint64_t k, int wait)
+{
+    int i = (int)(k % MC_FAN_RING), prev = sh->fan_root[i];
+    if (prev < 0) return;
+    if (!sh->fan_out[i]) {
+        if (prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1, wait);
+    } else if (prev == sh->r) {
+        for (int q = 0; q < sh->p; q++)
+            if (q != sh->r) fan_published(sh, q, k - MC_FAN_RING, wait);
+    }
+}
+
 /* The check of the next exchange's begin, made now without waiting (shm.h). */
 void mc_shm_fan_end(mc_shm_t *sh)
 {
-    uint64_t next = sh->fan.k + 1;
-    int q = sh->fan_root[next % MC_FAN_RING]; /* the one reader of the slot `next` reuses */
-    if (q >= 0 && q != sh->r) fan_published(sh, q, next - MC_FAN_RING + 1, 0);
+    fan_reusable(sh, sh->fan.k + 1, 0);
 }
 
-unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, size_t len)
+unsigned char *mc_shm_fan_begin(mc_shm_t *sh, int root, int out, size_t len)
 {
     uint64_t k = ++sh->fan.k;
     mc_shm_tick(sh);
-    int prev = sh->fan_root[k % MC_FAN_RING]; /* root of exchange k - MC_FAN_RING: this slot's one reader */
+    fan_reusable(sh, k, 1);
     sh->fan_root[k % MC_FAN_RING] = root;
-    if (prev >= 0 && prev != sh->r) fan_published(sh, prev, k - MC_FAN_RING + 1, 1);
+    sh->fan_out[k % MC_FAN_RING] = (unsigned char)out;
     return mc_shm_slot_payload(mc_shm_xslot(sh, &sh->fan, sh->r), len);
 }

@@ -9,11 +9,12 @@
  *          aborts the job; the ctest script checks /dev/shm afterwards).
  *  race    thousands of back-to-back small collectives of mixed kinds (allreduce and
  *          reduce_scatter_block on the symmetric exchange, reduce on the fan-in exchange, bcast
- *          on the STEP ring, barrier), ranks skewed by varying delays; then long runs of reduce
- *          alone (root slowed) and bcast alone (readers slowed), where a writer runs ahead as
- *          far as its buffers allow. Every result is checked against its closed form: a writer
- *          that reuses a buffer before its readers are done shows as a wrong sum (each of the
- *          three guards was removed once by hand and the test failed).
+ *          on the fan-out exchange (up to 1 KiB) and the STEP ring, barrier), ranks skewed by
+ *          varying delays; then long runs of reduce alone (root slowed) and bcast alone
+ *          (readers slowed), where a writer runs ahead as far as its buffers allow. Every
+ *          result is checked against its closed form: a writer that reuses a buffer before its
+ *          readers are done shows as a wrong sum (each of the four guards was removed once by
+ *          hand and the test failed).
  *  far     writes into the region follow the node's distance (latency.c); run with
  *          MCOLL_SHM_FAR_NS=1 (every line-fetch sample exceeds it: far once a rank has one)
  *          and with 0 (never far). Far, the movement-avoiding slices of allreduce, reduce and
@@ -419,8 +420,8 @@ static void test_race(int iters)
         }
     }
     /* Runs of one rooted kind with nothing in between, the receiving side slowed down: a
-     * writer may run ahead only as far as its buffers allow (reduce: 2 fan-in exchanges,
-     * bcast: the STEP ring). */
+     * writer may run ahead only as far as its buffers allow (reduce: the fan-in exchange,
+     * bcast: the fan-out exchange, then the STEP ring). */
     for (int it = 0; it < iters / 2; it++) { /* 96 B inline, 512 B: both the fan-in exchange
                                                 * (a larger one would take the general path,
                                                 * whose op syncs, and hide a missing guard) */
@@ -435,8 +436,9 @@ static void test_race(int iters)
         }
     }
     for (int it = 0; it < iters / 2; it++) {
-        int N = it < iters / 4 ? 12 : 256, root = (it / 64) % size; /* sizes not mixed: the
-                                                                      * pipe's quiesce would sync */
+        /* 96 B inline and 1 KiB after the line (fan-out), 2 KiB (STEP ring); sizes not mixed:
+         * the pipe's quiesce would sync */
+        int N = it < iters / 6 ? 12 : it < iters / 3 ? 128 : 256, root = (it / 64) % size;
         for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
         if (rank != root) skew(it);
         MPI_Bcast(s, N, MPI_DOUBLE, root, MPI_COMM_WORLD);

@@ -283,6 +283,29 @@ static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
     return MPI_SUCCESS;
 }
 
+/* Up to MV_BCAST_FAN_MAX bytes a bcast is a fan-out exchange (shm.h, mc_shm_fan_begin): no op,
+ * no DONE flag; each reader's publication after its copy tells the root the slot is free.
+ * Same copies and DAV as bcast_inline. Measured (AMD EPYC VM of family 26, slow state, 2
+ * ranks, Open MPI, 3 launches each alternating, STEP line -> fan-out): batches of 100 with
+ * roots rotating 8-32 B 0.31 -> 0.19-0.25 us (native 0.43-0.53), 128-256 B 0.35-0.46 ->
+ * 0.25-0.31, 512 B-1 KiB alike, 2 KiB 0.47-0.61 -> 0.70-0.76 (native 0.84-0.97); single
+ * calls from a common clock mark 8-512 B alike (0.39-0.74 -> 0.39-0.58), 1 KiB 0.87-0.92 ->
+ * 0.50-0.65, 2 KiB 1.20-1.30 -> 0.87-1.03 (native 1.79-2.07). So 1 KiB: above it the STEP
+ * line keeps the batches. */
+#define MV_BCAST_FAN_MAX 1024
+_Static_assert(MV_BCAST_FAN_MAX <= MC_FAN_MAX, "a fan-out payload fits a fan slot");
+static int bcast_fan(mc_shm_t *sh, const mc_args_t *a)
+{
+    size_t n = a->count;
+    unsigned char *mine = mc_shm_fan_begin(sh, a->root, 1, n);
+    if (sh->r == a->root) mc_copy_t(mine, a->rbuf, n);
+    else mc_copy_t(a->rbuf, mc_shm_x_wait(sh, &sh->fan, a->root, n), n);
+    mc_shm_x_publish(sh, &sh->fan);
+    mc_shm_x_claim_next(sh, &sh->fan, n, 0);
+    mc_shm_fan_end(sh);
+    return MPI_SUCCESS;
+}
+
 /* Only the root writes: its two buffers split the whole data area. */
 static int bcast_pipe(mc_shm_t *sh, const mc_args_t *a)
 {
@@ -1047,6 +1070,7 @@ int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
     if (how == MC_MV_DIRECT) return bcast_direct(sh, a, 0);
+    if (a->count <= MV_BCAST_FAN_MAX) return bcast_fan(sh, a);
     return far_direct(sh, a->count, a->count * (size_t)sh->p, MV_FAR_DIRECT) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
 }
 

@@ -633,7 +633,7 @@ static int dpml_sym(mc_shm_t *sh, const mc_args_t *a, const mc_sr_job_t *job, si
  * 256 B-1 KiB within 0.01-0.02 us either way. DAV s(5p-5) then (mc_sr_dpml_dav). */
 static int dpml_fan(mc_shm_t *sh, const mc_args_t *a, size_t s)
 {
-    unsigned char *slot = mc_shm_fan_begin(sh, a->root, s);
+    unsigned char *slot = mc_shm_fan_begin(sh, a->root, 0, s);
     if (sh->r != a->root || !own_input(a, sh->r, 0, a->count)) mc_copy_t(slot, a->sbuf, s);
     mc_shm_x_publish(sh, &sh->fan);
     int rc = sh->r == a->root ? xchain(sh, &sh->fan, s, a, 0, a->count) : MPI_SUCCESS;
