@@ -9,7 +9,7 @@
  *          aborts the job; the ctest script checks /dev/shm afterwards).
  *  race    thousands of back-to-back small collectives of mixed kinds (allreduce and
  *          reduce_scatter_block on the symmetric exchange, reduce on the fan-in exchange, bcast
- *          on the fan-out exchange (up to 1 KiB) and the STEP ring, barrier), ranks skewed by
+ *          on the fan-out exchange, barrier, allgather and gather on the STEP ring), ranks skewed by
  *          varying delays; then long runs of reduce alone (root slowed) and bcast alone
  *          (readers slowed), where a writer runs ahead as far as its buffers allow. Every
  *          result is checked against its closed form: a writer that reuses a buffer before its
@@ -421,7 +421,7 @@ static void test_race(int iters)
     }
     /* Runs of one rooted kind with nothing in between, the receiving side slowed down: a
      * writer may run ahead only as far as its buffers allow (reduce: the fan-in exchange,
-     * bcast: the fan-out exchange, then the STEP ring). */
+     * bcast: the fan-out exchange, gather: the STEP ring). */
     for (int it = 0; it < iters / 2; it++) { /* 96 B inline, 512 B: both the fan-in exchange
                                                 * (a larger one would take the general path,
                                                 * whose op syncs, and hide a missing guard) */
@@ -436,8 +436,8 @@ static void test_race(int iters)
         }
     }
     for (int it = 0; it < iters / 2; it++) {
-        /* 96 B inline and 1 KiB after the line (fan-out), 2 KiB (STEP ring); sizes not mixed:
-         * the pipe's quiesce would sync */
+        /* fan-out payloads: 96 B inline, 1 KiB after the line, 2 KiB (its payload alone
+         * claimed); sizes not mixed, as they once went through the STEP ring and the pipe */
         int N = it < iters / 6 ? 12 : it < iters / 3 ? 128 : 256, root = (it / 64) % size;
         for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
         if (rank != root) skew(it);

@@ -263,8 +263,9 @@ static size_t hybrid_wait(mc_shm_t *sh, int owner, const char *channel)
     return off;
 }
 
-/* A message that fits the root's STEP payload: the pipeline's one slice without its
- * bookkeeping (a small bcast is all call overhead). Same copies, same DAV (2n per rank). */
+/* A message that fits the root's STEP payload, inside an op (bcast_direct staging after its
+ * posting round; others take bcast_fan): the pipeline's one slice without its bookkeeping.
+ * Same copies, same DAV (2n per rank). */
 static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
 {
     char *line = inline_buf(sh, a->root, a->count);
@@ -283,17 +284,15 @@ static int bcast_inline(mc_shm_t *sh, const mc_args_t *a)
     return MPI_SUCCESS;
 }
 
-/* Up to MV_BCAST_FAN_MAX bytes a bcast is a fan-out exchange (shm.h, mc_shm_fan_begin): no op,
+/* Up to MC_FAN_MAX bytes a bcast is a fan-out exchange (shm.h, mc_shm_fan_begin): no op,
  * no DONE flag; each reader's publication after its copy tells the root the slot is free.
- * Same copies and DAV as bcast_inline. Measured (AMD EPYC VM of family 26, slow state, 2
- * ranks, Open MPI, 3 launches each alternating, STEP line -> fan-out): batches of 100 with
- * roots rotating 8-32 B 0.31 -> 0.19-0.25 us (native 0.43-0.53), 128-256 B 0.35-0.46 ->
- * 0.25-0.31, 512 B-1 KiB alike, 2 KiB 0.47-0.61 -> 0.70-0.76 (native 0.84-0.97); single
- * calls from a common clock mark 8-512 B alike (0.39-0.74 -> 0.39-0.58), 1 KiB 0.87-0.92 ->
- * 0.50-0.65, 2 KiB 1.20-1.30 -> 0.87-1.03 (native 1.79-2.07). So 1 KiB: above it the STEP
- * line keeps the batches. */
-#define MV_BCAST_FAN_MAX 1024
-_Static_assert(MV_BCAST_FAN_MAX <= MC_FAN_MAX, "a fan-out payload fits a fan slot");
+ * Same copies and DAV as bcast_inline, which a bcast_direct that stages still takes (inside
+ * its op). Measured (AMD EPYC VM of family 26, slow state, 2 ranks, Open MPI, 3-4 launches
+ * each alternating, STEP line -> fan-out): batches of 100 with roots rotating 8-32 B 0.31 ->
+ * 0.19-0.25 us (native 0.43-0.53), 128-256 B 0.35-0.46 -> 0.25-0.31, 512 B-1 KiB alike, 2 KiB
+ * 0.61-0.71 -> 0.58-0.60 (with mc_shm_fan_claim_next's payload-only claim; 0.70-0.76 with
+ * the flag line claimed too); single calls from a common clock mark 8-512 B alike, 1 KiB
+ * 0.87-0.92 -> 0.50-0.65, 2 KiB 1.07-1.30 -> 0.87-1.05 (native 1.79-2.21). */
 static int bcast_fan(mc_shm_t *sh, const mc_args_t *a)
 {
     size_t n = a->count;
@@ -301,7 +300,7 @@ static int bcast_fan(mc_shm_t *sh, const mc_args_t *a)
     if (sh->r == a->root) mc_copy_t(mine, a->rbuf, n);
     else mc_copy_t(a->rbuf, mc_shm_x_wait(sh, &sh->fan, a->root, n), n);
     mc_shm_x_publish(sh, &sh->fan);
-    mc_shm_x_claim_next(sh, &sh->fan, n, 0);
+    mc_shm_fan_claim_next(sh, n);
     mc_shm_fan_end(sh);
     return MPI_SUCCESS;
 }
@@ -1070,7 +1069,7 @@ int mc_mv_bcast(mc_ctx_t *ctx, const mc_args_t *a, int how)
     if (!mc_shm_enter(ctx, a, &sh, &rc)) return rc;
     if (sh->p == 1 || a->count == 0) return MPI_SUCCESS;   /* every rank knows both */
     if (how == MC_MV_DIRECT) return bcast_direct(sh, a, 0);
-    if (a->count <= MV_BCAST_FAN_MAX) return bcast_fan(sh, a);
+    if (a->count <= MC_FAN_MAX) return bcast_fan(sh, a);
     return far_direct(sh, a->count, a->count * (size_t)sh->p, MV_FAR_DIRECT) ? bcast_direct(sh, a, 1) : bcast_pipe(sh, a);
 }
 
