@@ -475,7 +475,13 @@ int mc_shm_spin_limit(void);
  * Measured (Intel Xeon VM, 2 ranks, same-run over native Open MPI, allreduce of 64 B):
  * single calls 1.22-1.23x -> 1.37-1.38x, batches of 100 1.58-1.65x -> 1.77-1.85x. Loading
  * the lines of a payload after the flag line on every spin lost (allreduce 128-512 B in
- * batches 1.53-1.63x -> 1.38-1.49x): several lines the writer is filling then bounce. */
+ * batches 1.53-1.63x -> 1.38-1.49x): several lines the writer is filling then bounce.
+ * The fan exchanges wait on the flag alone (mc_shm_x_wait): there the waiting rank is often
+ * early (a reduce's root, a bcast's reader), and its loads take the second line from the
+ * writer while it fills it. AMD EPYC VM of family 26, slow state, 2 ranks, 64 B, batches of
+ * 100 with rotating roots, 3 launches each alternating: bcast 0.30-0.36 -> 0.24-0.25 us,
+ * reduce 0.28-0.30 -> 0.23-0.24; single calls alike (0.39-0.50 either way); the symmetric
+ * exchange's allreduce there 0.20-0.23 without it against 0.23-0.24 with it (kept: Intel). */
 void mc_wait_inline(mc_flag_t *f, uint64_t target, size_t len);
 
 /* ---------------------------------------------------------------- counters (region.c) */

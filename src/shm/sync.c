@@ -268,8 +268,11 @@ const unsigned char *mc_shm_x_wait(mc_shm_t *sh, const mc_xchg_t *x, int rank, s
 {
     mc_flag_t *f = mc_shm_xslot(sh, x, rank);
     /* every MC_X_PROBE-th exchange, the next rank's publication is timed (two timestamps
-     * cost about as much as a fetch: sampling every call would slow the small calls) */
+     * cost about as much as a fetch: sampling every call would slow the small calls); the fan
+     * exchanges wait on the flag line alone (shm.h, mc_wait_inline) */
     if (rank == (sh->r + 1) % sh->p && x->k % MC_X_PROBE == 0) mc_shm_wait_probe(sh, &f->v, x->k);
+    else if (x == &sh->fan)
+        mc_wait_flag(&f->v, x->k);
     else mc_wait_inline(f, x->k, len);
     if (x->seen) x->seen[rank] = x->k;
     return mc_shm_slot_payload(f, len);
