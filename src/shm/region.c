@@ -38,7 +38,7 @@ typedef struct { uint64_t magic; uint64_t len; int p; } hdr_t;
 static size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
 /* Layout: header line | flags [MC_NFLAGS][p] | STEP ring [p][MC_RING] (MC_STEP_SLOT bytes) |
- * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (a line + mc_sym_max(p)) | fan-in slots
+ * posts [p][MC_NPOST] | symmetric-exchange slots [2][p] (a line + mc_sym_max(p)) | fan slots
  * [MC_FAN_RING][p] (MC_FAN_SLOT bytes) | data area. */
 static void layout(mc_shm_t *sh, size_t data_len)
 {
