@@ -8,13 +8,13 @@
  *  kill    rank 1 kills itself with SIGKILL after the region exists (the launcher then
  *          aborts the job; the ctest script checks /dev/shm afterwards).
  *  race    thousands of back-to-back small collectives of mixed kinds (allreduce and
- *          reduce_scatter_block on the symmetric exchange, reduce on the fan-in exchange, bcast
- *          on the fan-out exchange, barrier, allgather and gather on the STEP ring), ranks skewed by
- *          varying delays; then long runs of reduce alone (root slowed) and bcast alone
- *          (readers slowed), where a writer runs ahead as far as its buffers allow. Every
- *          result is checked against its closed form: a writer that reuses a buffer before its
- *          readers are done shows as a wrong sum (each of the four guards was removed once by
- *          hand and the test failed).
+ *          reduce_scatter_block on the symmetric exchange, reduce on the fan-in exchange,
+ *          bcast on the fan-out exchange, barrier, allgather and gather on the STEP ring),
+ *          ranks skewed by varying delays; then long runs of reduce alone (root slowed), bcast
+ *          alone (readers slowed) and gather alone (root slowed), where a writer runs ahead as
+ *          far as its buffers allow. Every result is checked against its closed form: a writer
+ *          that reuses a buffer before its readers are done shows as a wrong sum (each of the
+ *          four guards was removed once by hand and the test failed).
  *  far     writes into the region follow the node's distance (latency.c); run with
  *          MCOLL_SHM_FAR_NS=1 (every line-fetch sample exceeds it: far once a rank has one)
  *          and with 0 (never far). Far, the movement-avoiding slices of allreduce, reduce and
@@ -437,7 +437,7 @@ static void test_race(int iters)
     }
     for (int it = 0; it < iters / 2; it++) {
         /* fan-out payloads: 96 B inline, 1 KiB after the line, 2 KiB (its payload alone
-         * claimed); sizes not mixed, as they once went through the STEP ring and the pipe */
+         * claimed), each in a run of its own */
         int N = it < iters / 6 ? 12 : it < iters / 3 ? 128 : 256, root = (it / 64) % size;
         for (int i = 0; i < N; i++) s[i] = val(it, rank, i);
         if (rank != root) skew(it);
