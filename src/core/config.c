@@ -49,6 +49,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_VSOCKET_SIZE", MC_CFG_INT, "0", "group each node's local ranks into virtual sockets of k (0 = hwloc packages)"},
     {"MCOLL_SHM_ADOPT", MC_CFG_INT, "0", "k > 0: the k-th time a malloc block of 128 KiB or more (a glibc mmap'd chunk) is posted whole to a shared-memory collective, its pages move into shared memory at the same address, so peers reach it without a copy from then on (each later post checks it is still that mapping); 0: never (README, Data paths)"},
     {"MCOLL_SHM_SPIN", MC_CFG_INT, "0", "spins (pause instructions) before a shared-memory wait yields the core; 0: 256, or 4 once a communicator has more ranks on this node than it has online CPUs (oversubscribed)"},
+    {"MCOLL_P2P_POLL", MC_CFG_STR, "auto", "whether the point-to-point steps' blocking transfers and waits post, then poll and yield the core after the shared-memory waits' spins (src/p2p/p2p.c): auto (with MPICH on an oversubscribed node, where its blocking calls poll without yielding; never with Open MPI, whose waits yield on an oversubscribed node), 1 (always), 0 (never: the MPI's blocking calls)"},
     {"MCOLL_OVERSUBSCRIBED", MC_CFG_STR, "auto", "whether this node counts as oversubscribed (more ranks than cores): short spins in shared-memory waits, the default selection takes the node region's algorithms before the point-to-point ones, and the reductions' and scans' hand-overs do not stream on a far node; auto (a communicator put more ranks on the node than it has online CPUs), 1, 0"},
     {"MCOLL_HEAP_SIZE", MC_CFG_SIZE, "64G", "address space of each shared-heap segment (memory is used only when touched)"},
     {"MCOLL_HEAP_RETAIN", MC_CFG_SIZE, "128M", "freed shared-heap pages kept for reuse before further frees return theirs to the system"},
@@ -158,6 +159,7 @@ static void load_one(const mc_cfg_var_t *v)
     else if (!strcmp(v->name, "MCOLL_MODEL")) snprintf(cfg.model, sizeof cfg.model, "%s", val);
     else if (!strcmp(v->name, "MCOLL_PROFILE")) snprintf(cfg.profile, sizeof cfg.profile, "%s", val);
     else if (!strcmp(v->name, "MCOLL_INT_MAX")) cfg.int_max = size_or(v->name, val, 0);
+    else if (!strcmp(v->name, "MCOLL_P2P_POLL")) cfg.p2p_poll = mc_cfg_auto_or_bool(v->name, val);
     else if (!strcmp(v->name, "MCOLL_OVERSUBSCRIBED")) cfg.oversubscribed = mc_cfg_auto_or_bool(v->name, val);
     else if (!strncmp(v->name, "MCOLL_SHM", 9) || !strcmp(v->name, "MCOLL_VSOCKET_SIZE") ||
              !strncmp(v->name, "MCOLL_HEAP", 10) || !strcmp(v->name, "MCOLL_MALLOC_MIN"))

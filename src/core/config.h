@@ -40,6 +40,7 @@ typedef struct mc_config {
     long shm_adopt;             /* adopt a malloc block at its k-th post (adopt.c), 0 = never */
     long shm_spin;              /* spins before a wait yields, 0 = by oversubscription (sync.c) */
     int oversubscribed;         /* -1 auto | 1 | 0: the node holds more ranks than CPUs (sync.c) */
+    int p2p_poll;               /* -1 auto | 1 | 0: blocking point-to-point steps poll (p2p.c) */
     int vsocket_size;           /* local ranks per virtual socket, 0 = hwloc packages */
     long heap_size;             /* address space reserved per shared-heap segment */
     long heap_retain;           /* freed heap bytes kept backed before frees punch holes */

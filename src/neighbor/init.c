@@ -304,7 +304,7 @@ static int blocking_standard(const mc_nb_in_t *in, MPI_Comm pcomm)
         if (in->scounts[i] && in->ssize)
             rc = PMPI_Isend((char *)in->sbuf + (MPI_Aint)in->sdispls[i] * in->sext, in->scounts[i], in->stype,
                             in->dests[i], MC_NB_TAG_BLOCKING, pcomm, &q[n++]);
-    int w = n ? PMPI_Waitall(n, q, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    int w = mc_waitall(n, q);
     free(q);
     return rc == MPI_SUCCESS ? w : rc;
 }

@@ -16,6 +16,7 @@
 #ifndef MC_NEIGHBOR_H
 #define MC_NEIGHBOR_H
 #include "../core/mc.h"
+#include "../p2p/p2p.h"
 #include "mcoll.h"
 
 enum { MC_NB_L, MC_NB_S, MC_NB_G, MC_NB_R, MC_NB_NSTEP };

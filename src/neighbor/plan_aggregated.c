@@ -329,7 +329,7 @@ static int build(agg_t *g)
     if (rc == MPI_SUCCESS) rc = g_send(g, &mreq, &nmreq, &mbuf);
     if (rc == MPI_SUCCESS) rc = g_recv(g, mine, nmine);
     if (nmreq) {
-        int rc2 = PMPI_Waitall(nmreq, mreq, MPI_STATUSES_IGNORE);
+        int rc2 = mc_waitall(nmreq, mreq);
         if (rc == MPI_SUCCESS) rc = rc2;
     }
     if (rc == MPI_SUCCESS) rc = r_recv(g, mine, nmine);

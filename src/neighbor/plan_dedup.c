@@ -346,7 +346,7 @@ static int remote_steps(dd_t *d)
     if (rc == MPI_SUCCESS) rc = mc_nb_region_exchange(in, d->need, d->nneed, &req, rcnt);
     if (rc == MPI_SUCCESS) rc = r_send(d, req, rcnt);
     if (nmreq) {
-        int e = PMPI_Waitall(nmreq, mreq, MPI_STATUSES_IGNORE);
+        int e = mc_waitall(nmreq, mreq);
         if (rc == MPI_SUCCESS) rc = e;
     }
 out:

@@ -185,7 +185,7 @@ int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt
                            MPI_STATUS_IGNORE);
         rt += (size_t)rcnt[k];
     }
-    int w = ns ? PMPI_Waitall(ns, q, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    int w = mc_waitall(ns, q);
     if (rc == MPI_SUCCESS) rc = w;
     if (rc != MPI_SUCCESS) {
         free(*recv);

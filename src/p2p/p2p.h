@@ -26,7 +26,12 @@ int mc_isend_t(const void *buf, size_t count, const mc_args_t *a, int dst, const
                MPI_Request *r);
 int mc_irecv_t(void *buf, size_t count, const mc_args_t *a, int src, const mc_ctx_t *ctx,
                MPI_Request *r);
+/* Waits (MPI_Waitall / MPI_Waitany with statuses ignored) that poll and yield the core after
+ * mc_shm_spin_limit() polls where the MPI's own would not yield (MCOLL_P2P_POLL, p2p.c). */
 int mc_waitall(int n, MPI_Request *reqs);
+int mc_waitany(int n, MPI_Request *reqs, int *idx);
+/* Cancels and completes a receive that will never be waited for (error paths only). */
+void mc_request_drop(MPI_Request *r);
 
 /* inout[i] = in[i] op inout[i] for `count` elements: `in` is the lower-ranked operand, so
  * non-commutative ops stay in rank order when callers pass operands that way. */

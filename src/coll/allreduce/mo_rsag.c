@@ -84,7 +84,7 @@ static int lane_rs(job_t *J)
     /* Fold in arrival order: the op is commutative and the result leaves from here only. */
     for (int k = 0; k < nrecv && rc == MPI_SUCCESS; k++) {
         int idx;
-        rc = PMPI_Waitany(nrecv, J->req, &idx, MPI_STATUS_IGNORE);
+        rc = mc_waitany(nrecv, J->req, &idx);
         if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED)
             rc = mc_reduce_local(at(J, tmp, (size_t)idx * mine), own, mine, a);
     }
@@ -137,7 +137,7 @@ static int ag_send_forward(job_t *J, const int *lane_req)
         int i = (n + s) % N;
         size_t len = clen(J, l, i);
         if (!len) continue;
-        if (s > 0 && lane_req[s] >= 0) rc = PMPI_Wait(&J->req[lane_req[s]], MPI_STATUS_IGNORE);
+        if (s > 0 && lane_req[s] >= 0) rc = mc_waitall(1, &J->req[lane_req[s]]);
         for (int j = 0; j < h->P && rc == MPI_SUCCESS; j++)
             if (j != l)
                 rc = mc_isend_t(at(J, J->part, cstart(J, l, i)), len, a, mc_hier_rank(h, n, j), J->ctx,

@@ -1,14 +1,6 @@
 #include "common.h"
 #include <math.h>
 
-/* Release a receive that will never be waited for (error paths only). */
-static void drop_recv(MPI_Request *r)
-{
-    if (*r == MPI_REQUEST_NULL) return;
-    PMPI_Cancel(r);
-    PMPI_Wait(r, MPI_STATUS_IGNORE);
-}
-
 /* One segment to every child. Sends already posted are completed even when a later post
  * fails, so the buffer is never left with a pending send behind the caller's back. */
 static int send_children(const mc_ctx_t *ctx, const char *seg, size_t len, const int *child,
@@ -40,8 +32,8 @@ static int run(const mc_ctx_t *ctx, char *buf, size_t n, size_t per, size_t nseg
         if (rc == MPI_SUCCESS && parent >= 0) rc = mc_waitall(1, &rreq[i & 1]);
         if (rc == MPI_SUCCESS) rc = send_children(ctx, buf + off, len, child, nchild, sreq);
     }
-    drop_recv(&rreq[0]);
-    drop_recv(&rreq[1]);
+    mc_request_drop(&rreq[0]);
+    mc_request_drop(&rreq[1]);
     return rc;
 }
 

@@ -42,14 +42,6 @@ static char *child_dst(const red_t *r, int c, size_t i)
     return slot(r, c, i);
 }
 
-/* Release a receive that will never be waited for (error paths only). */
-static void drop_recv(MPI_Request *q)
-{
-    if (*q == MPI_REQUEST_NULL) return;
-    PMPI_Cancel(q);
-    PMPI_Wait(q, MPI_STATUS_IGNORE);
-}
-
 static int post_children(red_t *r, size_t i)
 {
     int rc = MPI_SUCCESS;
@@ -116,10 +108,10 @@ static int run(red_t *r)
     if (rc == MPI_SUCCESS) rc = mc_waitall(FINAL_WINDOW, r->freq);
     if (rc == MPI_SUCCESS) return rc;
     for (int c = 0; c < r->nchild; c++) {
-        drop_recv(&r->rreq[c][0]);
-        drop_recv(&r->rreq[c][1]);
+        mc_request_drop(&r->rreq[c][0]);
+        mc_request_drop(&r->rreq[c][1]);
     }
-    for (int i = 0; i < FINAL_WINDOW; i++) drop_recv(&r->freq[i]);
+    for (int i = 0; i < FINAL_WINDOW; i++) mc_request_drop(&r->freq[i]);
     mc_waitall(1, &r->sreq);    /* never free a buffer under a pending send */
     return rc;
 }

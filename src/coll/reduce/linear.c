@@ -61,11 +61,7 @@ static int root_run(lin_t *l)
     int rc = post(l, 0);
     for (size_t u = 0; u < l->steps && rc == MPI_SUCCESS; u++) rc = step(l, u);
     if (rc != MPI_SUCCESS)
-        for (int i = 0; i < 2; i++)
-            if (l->req[i] != MPI_REQUEST_NULL) {
-                PMPI_Cancel(&l->req[i]);
-                PMPI_Wait(&l->req[i], MPI_STATUS_IGNORE);
-            }
+        for (int i = 0; i < 2; i++) mc_request_drop(&l->req[i]);
     return rc;
 }
 
