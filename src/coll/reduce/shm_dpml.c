@@ -23,8 +23,9 @@ static double cost(const mc_hockney_t *h, const mc_cost_in_t *in)
 const mc_alg_t mc_alg_reduce_shm_dpml = {
     .coll = MC_REDUCE,
     .name = "shm_dpml",
-    .doc = "small: all inputs copied to the region; <=16K the root reduces all (DAV s(5p-3)), else parts + "
-           "root copy-out of the others' (s(5p-3) + 2s(p-1)/p); rank order",
+    .doc = "small: all inputs copied to the region (<=2K all but the root's, DAV s(5p-5)); <=16K the "
+           "root reduces all (DAV s(5p-3)), else parts + root copy-out of the others' (s(5p-3) + "
+           "2s(p-1)/p); rank order",
     .fn = run,
     .ok = mc_sr_dpml_ok,
     .cost = cost,

@@ -19,7 +19,8 @@ const mc_alg_t mc_alg_scan_shm = {
     .coll = MC_SCAN,
     .name = "shm",
     .doc = "windowed through the region: ranks 0..p-2 copy their window in, rank r combines slots right to "
-           "left in rank order; DAV 2ps+1.5p(p-1)s",
+           "left in rank order; DAV 2ps+1.5p(p-1)s; from 8 KiB per rank (16 KiB over the ranks) its "
+           "trial may read the lower ranks' inputs directly (CMA / zero copy) instead",
     .fn = run,
     .ok = mc_sr_scan_ok,
     .cost = cost,
