@@ -75,7 +75,9 @@ static int spin_limit(void)
 
 int mc_shm_spin_limit(void) { return spin_limit(); }
 
-/* Spins, then yields, until *f reaches target; `also` (if any) is loaded on every spin too. */
+/* Spins, then yields, until *f reaches target; `also` (if any) is loaded on every spin too.
+ * No sleep after the yields: a futex sleep lost on an oversubscribed node unless busy
+ * processes shared its cores (README "Synchronization"). */
 static void spin_until(_Atomic uint64_t *f, uint64_t target, const volatile uint64_t *also)
 {
     int spins = 0, limit = spin_limit();
