@@ -90,17 +90,43 @@ void talg(int noncommutative)
     else tfail("forced algorithm did not run: mcoll_last_alg = \"%s\"", last);
 }
 
-void tagree(const tcomm_t *c, uint64_t h, const char *what)
+#define TAGREE_BATCH 64
+static struct {
+    const tcomm_t *c;
+    int n;
+    uint64_t h[TAGREE_BATCH];
+    const char *what[TAGREE_BATCH];
+    char label[TAGREE_BATCH][sizeof T.label];
+} agree;
+
+void tagree_flush(void)
 {
-    uint64_t *all = xmalloc(sizeof *all * (size_t)c->size);
-    if (tcheck_rc(PMPI_Allgather(&h, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, c->comm), "PMPI_Allgather")) {
+    const tcomm_t *c = agree.c;
+    int n = agree.n;
+    agree.n = 0;
+    if (!n) return;
+    uint64_t *all = xmalloc(sizeof *all * (size_t)n * (size_t)c->size);
+    char now[sizeof T.label];
+    memcpy(now, T.label, sizeof now);
+    int rc = PMPI_Allgather(agree.h, n, MPI_UINT64_T, all, n, MPI_UINT64_T, c->comm);
+    for (int k = 0; k < n && tcheck_rc(rc, "PMPI_Allgather"); k++) /* reports a failure once */
         for (int r = 0; r < c->size; r++)
-            if (all[r] != h) {
-                tfail("%s differs between rank %d and rank %d of the comm", what, c->rank, r);
+            if (all[(size_t)r * (size_t)n + (size_t)k] != agree.h[k]) {
+                memcpy(T.label, agree.label[k], sizeof T.label); /* the failure names its case */
+                tfail("%s differs between rank %d and rank %d of the comm", agree.what[k], c->rank, r);
+                memcpy(T.label, now, sizeof T.label);
                 break;
             }
-    }
     xfree(all);
+}
+
+void tagree(const tcomm_t *c, uint64_t h, const char *what)
+{
+    if (agree.n && (agree.c->comm != c->comm || agree.n == TAGREE_BATCH)) tagree_flush();
+    agree.c = c;
+    agree.h[agree.n] = h;
+    agree.what[agree.n] = what;
+    memcpy(agree.label[agree.n++], T.label, sizeof T.label);
 }
 
 void *xmalloc(size_t n)

@@ -50,8 +50,14 @@ int tcheck_rc(int rc, const char *call);
  * so it runs for them too) unless the algorithm has an ok() hook that may decline the call;
  * a commutative-only algorithm must never run for a non-commutative op. */
 void talg(int noncommutative);
-/* Every rank of c must hold the same hash (e.g. allreduce results, bitwise). */
+/* Every rank of c must hold the same hash h (e.g. allreduce results, bitwise): checked at the
+ * next tagree_flush, at a tagree on another communicator, or once TAGREE_BATCH checks wait:
+ * one native allgather for many cases (MPICH's blocking calls poll without yielding, so on an
+ * oversubscribed node each one cost a time slice: 10 of MPICH's verify_allreduce_np3's 11.5 s
+ * were one allgather per case). Every rank of c makes the same sequence of tagree calls. */
 void tagree(const tcomm_t *c, uint64_t h, const char *what);
+/* The checks tagree deferred, made now (at the end of each algorithm's run). */
+void tagree_flush(void);
 
 /* Test memory: malloc, or the shared heap with --heap (then free it with xfree). */
 void *xmalloc(size_t n);

@@ -187,6 +187,7 @@ static void run_alg(int ci, const char *alg, alg_mode_t mode, const tcomm_t *com
     long fails = T.fails;
     double t0 = PMPI_Wtime();
     colls[ci].fn(comms, ncomms);
+    tagree_flush();
     double dt = PMPI_Wtime() - t0;
     check_stats(&st, alg_calls, T.talgs);
     if (mode == ALG_FORCED) mcoll_set_alg(T.coll, "auto");
