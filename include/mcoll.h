@@ -166,6 +166,8 @@ typedef struct mcoll_neighbor_stats {
     double cost[MCOLL_NEIGHBOR_NALG];
     double init_time;        /* seconds this rank spent in init (plan + request setup) */
     uint64_t starts;         /* iterations started so far */
+    int shared_comm;         /* 1: its messages go on its communicator's shared duplicate (a
+                              * slot of tags), 0: on a duplicate of its own */
 } mcoll_neighbor_stats_t;
 
 /* MPI_SUCCESS, or MPI_ERR_REQUEST when req is not a live mcoll neighbor request. */

@@ -56,6 +56,7 @@ static const mc_cfg_var_t vars[] = {
     {"MCOLL_MALLOC_MIN", MC_CFG_SIZE, "64K", "with libmcoll-malloc.so preloaded: smallest malloc served from the shared heap (0 = none)"},
     {"MCOLL_NEIGHBOR_ALG", MC_CFG_STR, "auto", "persistent neighbor alltoallv strategy: auto, standard, aggregated, dedup (MPI_Info key mcoll_neighbor_alg wins)"},
     {"MCOLL_NEIGHBOR_REGION", MC_CFG_STR, "node", "region of the locality-aware neighbor strategies: node or socket (MPI_Info key mcoll_neighbor_region wins)"},
+    {"MCOLL_NEIGHBOR_SLOTS", MC_CFG_INT, "0", "slots of tags on the duplicate of a communicator that carries its persistent neighbor requests (README \"Neighborhood collectives\"): a communicator's k-th init takes slot k mod the slots, or makes a duplicate of its own while a request still holds that slot; 0: (MPI_TAG_UB + 1) / 8, at most 2^20"},
 };
 #define NVARS ((int)(sizeof vars / sizeof vars[0]))
 

@@ -51,6 +51,7 @@ void mc_ctx_free(mc_ctx_t *c)
     mc_shm_free(c->shm);
     mc_msel_free(c->msel);
     mc_sel_memo_free(c->memo);
+    mc_nb_share_release(c->nb);
     free(c->node_of);
     free(c->local_of);
     free(c->node_size);

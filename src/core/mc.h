@@ -55,6 +55,7 @@ typedef struct mc_ctx {
     struct mc_hier *hier;   /* two-level view (src/coll/hier), built on first use */
     struct mc_msel *msel;   /* model-built decisions (src/select/model.c), built on first use */
     struct mc_sel_memo *memo; /* remembered choices per collective (src/select/select.c) */
+    struct mc_nb_share *nb;   /* the persistent neighbor requests' communicator (src/neighbor) */
     int derived;            /* a node or lane context (mc_ctx_derive): its communicators are
                              * the parent's */
     int native;             /* mcoll's communicators could not be made: calls go to the
@@ -73,6 +74,17 @@ int mc_ctx_native(MPI_Comm comm);
 /* Makes ctx->pcomm if it is not there yet: collective on ctx's communicator, so call it
  * where every rank does (a point-to-point algorithm's start, chosen alike on every rank). */
 int mc_ctx_p2p(mc_ctx_t *ctx);
+/* Drops the context's reference to its neighbor requests' communicator (src/neighbor/share.c):
+ * requests still alive keep it. */
+void mc_nb_share_release(struct mc_nb_share *s);
+
+/* Collectives mcoll makes for itself on a user's communicator (the neighbor engine's set-up):
+ * run by the algorithm mcoll selects for such a call, whose waits yield (a native blocking
+ * collective polls: with more ranks than cores MPICH's cost a time slice each), but not
+ * counted in MCOLL_STATS; the native MPI takes them where mcoll declines. Contiguous
+ * predefined types; errors are returned, not raised. */
+int mc_inner_allreduce(void *buf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm);
+int mc_inner_allgather(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Comm comm);
 /* The context of parent's node communicator (lane = 0) or lane communicator (lane = 1),
  * from parent's tables: no communication, no communicator created. Not cached as an
  * attribute: the owner (the two-level view) frees it with mc_ctx_free before the parent's

@@ -85,7 +85,7 @@ int mc_nb_costs(const mc_nb_in_t *in, mc_nb_plan_t *const *plans, int n, double 
     for (int i = 0; i < n; i++)
         if (plans[i]) local_vector(in, plans[i], v + i * NV);
     v[n * NV] = *rc != MPI_SUCCESS ? 1.0 : 0.0; /* error agreement rides along */
-    int r = PMPI_Allreduce(MPI_IN_PLACE, v, n * NV + 1, MPI_DOUBLE, MPI_MAX, in->comm);
+    int r = mc_inner_allreduce(v, n * NV + 1, MPI_DOUBLE, MPI_MAX, in->ctx->comm);
     if (r != MPI_SUCCESS) return r;
     if (v[n * NV] > 0 && *rc == MPI_SUCCESS) *rc = MPI_ERR_OTHER; /* another rank failed */
     for (int i = 0; i < n; i++) {

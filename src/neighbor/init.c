@@ -9,8 +9,7 @@
 
 static const char *alg_names[MCOLL_NEIGHBOR_NALG] = {"standard", "aggregated", "dedup"};
 
-/* MCOLL_NEIGHBOR_* variables are read straight from the config table (init-time only). */
-static const char *cfg_str(const char *name)
+const char *mc_nb_cfg(const char *name)
 {
     for (int i = 0; i < mc_cfg_var_count(); i++)
         if (!strcmp(mc_cfg_var_at(i)->name, name)) return mc_cfg_value(mc_cfg_var_at(i));
@@ -42,13 +41,13 @@ static int parse_alg(const char *s)
 static int options(MPI_Info info, int *alg, int *socket)
 {
     char v[64];
-    const char *s = info_str(info, "mcoll_neighbor_alg", v, sizeof v) ? v : cfg_str("MCOLL_NEIGHBOR_ALG");
+    const char *s = info_str(info, "mcoll_neighbor_alg", v, sizeof v) ? v : mc_nb_cfg("MCOLL_NEIGHBOR_ALG");
     *alg = parse_alg(s);
     if (*alg == -2) {
         mc_warn("unknown neighbor strategy '%s': using auto", s);
         *alg = -1;
     }
-    s = info_str(info, "mcoll_neighbor_region", v, sizeof v) ? v : cfg_str("MCOLL_NEIGHBOR_REGION");
+    s = info_str(info, "mcoll_neighbor_region", v, sizeof v) ? v : mc_nb_cfg("MCOLL_NEIGHBOR_REGION");
     *socket = !strcmp(s, "socket");
     return MPI_SUCCESS;
 }
@@ -120,16 +119,30 @@ static int describe(mc_nb_in_t *in, const void *sbuf, const int *scounts, const 
     return MPI_SUCCESS;
 }
 
-/* One allreduce agrees on whether some rank's arguments were wrong (*bad on any rank) and on
- * what may be built (types and index arrays may differ per rank). */
+/* One allreduce agrees on whether some rank's arguments were wrong (*bad on any rank), on
+ * what may be built (types and index arrays may differ per rank) and on whether the proposed
+ * slot of the shared communicator is free on every rank. Also makes comm's context (and its
+ * private communicator), collective at the first use: every rank gets here. A context that
+ * cannot be had (the MPI out of communicators: the same on every rank) is returned. */
 static int agree(mc_nb_in_t *in, MPI_Comm comm, int *bad)
 {
-    int v[5] = {!*bad, in->contig, in->sidx && in->ridx && in->ssize == in->rsize, in->ssize, -in->ssize};
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_INT, MPI_MIN, comm);
+    int ctx_rc = mc_ctx_get(comm, &in->ctx);
+    if (ctx_rc == MPI_SUCCESS && in->ctx->native) ctx_rc = MPI_ERR_INTERN; /* no communicators left */
+    if (ctx_rc == MPI_SUCCESS) ctx_rc = mc_ctx_p2p(in->ctx);
+    int slot_free = ctx_rc == MPI_SUCCESS && mc_nb_share_propose(in->ctx, &in->slot);
+    int v[6] = {!*bad && ctx_rc == MPI_SUCCESS,
+                in->contig,
+                in->sidx && in->ridx && in->ssize == in->rsize,
+                in->ssize,
+                -in->ssize,
+                slot_free};
+    int rc = ctx_rc == MPI_SUCCESS ? mc_inner_allreduce(v, 6, MPI_INT, MPI_MIN, comm)
+                                   : PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_INT, MPI_MIN, comm);
     *bad = rc != MPI_SUCCESS || !v[0];
     in->agg_ok = v[1];
     in->dedup_ok = v[1] && v[2] && v[3] == -v[4] && v[3] > 0;
-    return rc;
+    in->shared = v[5];
+    return ctx_rc != MPI_SUCCESS ? ctx_rc : rc;
 }
 
 static int pick(int forced, int built[], const double *cost)
@@ -152,6 +165,7 @@ static void fill_stats(mc_nb_req_t *r, const mc_nb_in_t *in, const double *cost)
     s->alg = r->plan.alg;
     snprintf(s->alg_name, sizeof s->alg_name, "%s", alg_names[s->alg]);
     s->region_socket = in->region_socket;
+    s->shared_comm = r->share != NULL;
     s->nregions = in->nregions;
     for (int st = 0; st < MC_NB_NSTEP; st++) {
         s->intra_msgs += c.msgs[st][0][0], s->intra_bytes += c.bytes[st][0][0];
@@ -209,15 +223,27 @@ static int plan_and_choose(mc_nb_req_t *r, mc_nb_in_t *in, int forced)
     return rc;
 }
 
-static int init_collective(mc_nb_req_t *r, mc_nb_in_t *in, MPI_Comm comm, MPI_Info info)
+/* The agreed slot of the shared communicator, or a duplicate of the request's own. */
+static int request_comm(mc_nb_req_t *r, mc_nb_in_t *in)
 {
-    int forced, rc = mc_ctx_get(comm, &in->ctx);
-    if (rc == MPI_SUCCESS && in->ctx->native) rc = MPI_ERR_INTERN; /* no communicators left */
-    if (rc == MPI_SUCCESS) rc = mc_ctx_p2p(in->ctx);
-    if (rc == MPI_SUCCESS) rc = options(info, &forced, &in->region_socket);
-    if (rc == MPI_SUCCESS) rc = PMPI_Comm_dup(in->ctx->pcomm, &r->comm);
-    if (rc != MPI_SUCCESS) return rc;
+    if (in->shared) {
+        r->share = mc_nb_share_take(in->ctx, in->slot);
+        r->slot = in->slot;
+        r->comm = mc_nb_share_comm(r->share);
+        r->tag0 = (int)in->slot * MC_NB_NTAG;
+    } else {
+        int rc = PMPI_Comm_dup(in->ctx->pcomm, &r->comm);
+        if (rc != MPI_SUCCESS) return rc;
+    }
     in->comm = r->comm;
+    in->tag0 = r->tag0;
+    return MPI_SUCCESS;
+}
+
+static int init_collective(mc_nb_req_t *r, mc_nb_in_t *in, int forced)
+{
+    int rc = request_comm(r, in);
+    if (rc != MPI_SUCCESS) return rc;
     PMPI_Comm_size(in->comm, &in->size);
     PMPI_Comm_rank(in->comm, &in->rank);
     mc_nb_cost_params(in->region_socket);
@@ -237,7 +263,9 @@ int mc_nb_init(const void *sbuf, const int *scounts, const int *sdispls, MPI_Dat
     if (comm == MPI_COMM_NULL) return mc_raise_no_comm(MPI_ERR_COMM);
     if (!request) return PMPI_Comm_call_errhandler(comm, MPI_ERR_REQUEST), MPI_ERR_REQUEST;
     if ((sidx == NULL) != (ridx == NULL)) return PMPI_Comm_call_errhandler(comm, MPI_ERR_ARG), MPI_ERR_ARG;
-    int rc = describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, sidx, ridx, comm);
+    int forced = -1,
+        rc = describe(&in, sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, sidx, ridx, comm);
+    if (rc == MPI_SUCCESS) rc = options(info, &forced, &in.region_socket);
     /* Counts and types are checked locally: when only some ranks find an error, every rank
      * must leave here, or the others would wait forever in the set-up's collectives; the same
      * allreduce agrees on which strategies may be built. (A topology error is the same on
@@ -256,7 +284,7 @@ int mc_nb_init(const void *sbuf, const int *scounts, const int *sdispls, MPI_Dat
     r->handle = MPI_REQUEST_NULL;
     r->comm = MPI_COMM_NULL;
     r->ucomm = comm;
-    rc = init_collective(r, &in, comm, info);
+    rc = init_collective(r, &in, forced);
     in_free(&in);
     if (rc != MPI_SUCCESS) {
         mc_nb_req_destroy(r);

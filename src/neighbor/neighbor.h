@@ -74,7 +74,11 @@ int mc_nb_copy_add(mc_nb_copy_t *c, const void *dst, const void *src, size_t len
 /* Everything the strategies need to know about the call. */
 typedef struct mc_nb_in {
     mc_ctx_t *ctx;
-    MPI_Comm comm; /* the plan's private communicator (rank numbering = user's) */
+    MPI_Comm comm; /* the request's communicator (rank numbering = user's; the set-up's
+                    * collectives run on ctx->comm, the user's, by mcoll's own algorithms) */
+    int tag0;      /* the request's tags (mc_nb_share_t) */
+    int shared;    /* agreed: the request takes `slot` of the shared communicator */
+    uint32_t slot;
     int size, rank;
     int indeg, outdeg;
     int *sources, *dests;
@@ -128,10 +132,12 @@ static inline size_t mc_nb_rlen(const mc_nb_in_t *in, int i)
 }
 /* int map of `n` entries set to -1 (malloc'ed). */
 int *mc_nb_map_new(int n);
-/* Metadata of the G step: sends list to peer, receives one list from peer (int64). */
-#define MC_NB_TAG_META 100
-/* Lists exchanged inside a region (mc_nb_region_exchange). */
-#define MC_NB_TAG_REGION 101
+/* A request's tags, from its tag0: tag0 + step for its messages (MC_NB_L..MC_NB_R), tag0 +
+ * MC_NB_TAG_META for the G step's metadata (a list to each peer, one from it, int64) and tag0
+ * + MC_NB_TAG_REGION for the lists exchanged inside a region (mc_nb_region_exchange). */
+#define MC_NB_TAG_META 4
+#define MC_NB_TAG_REGION 5
+#define MC_NB_NTAG 8
 
 void mc_nb_plan_count(const mc_nb_in_t *in, const mc_nb_plan_t *p, mc_nb_counts_t *c);
 
@@ -149,7 +155,7 @@ void mc_nb_regions_free(mc_nb_in_t *in);
  * recv_owner[ra * R + rb] = comm rank in rb that receives it (-1: no traffic). */
 int mc_nb_assign(const mc_nb_in_t *in, const int64_t *vol, int *send_owner, int *recv_owner);
 /* Sums every rank's row contributions: vol is R*R, in/out. */
-int mc_nb_allreduce_i64(int64_t *v, int n, MPI_Comm comm);
+int mc_nb_allreduce_i64(const mc_nb_in_t *in, int64_t *v, int n);
 /* Exchange of variable-length int64 lists inside the region (point-to-point on in->comm):
  * sendl[k] goes to region index k. Results malloc'ed: *recv (concatenated), rcnt[k]. */
 int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt, int64_t **recv, int *rcnt);
@@ -175,6 +181,27 @@ int mc_nb_map_init(mc_nb_map_t *m, size_t expect);
 /* Returns 1 and *val when present; else inserts val (when insert) and returns 0. -1: no memory. */
 int mc_nb_map_get(mc_nb_map_t *m, int rank, int64_t id, size_t *val, int insert);
 void mc_nb_map_free(mc_nb_map_t *m);
+
+/* MCOLL_NEIGHBOR_* variables are read straight from the config table (init-time only). */
+const char *mc_nb_cfg(const char *name);
+
+/* ---------------------------------------------------------------- shared communicator */
+/* The persistent requests of a user communicator send on one duplicate of it, made at its
+ * first init and held by its context and by every request made on it (share.c). Inits are
+ * collective, so every rank numbers them alike: init k proposes slot k mod nslots (nslots =
+ * (MPI_TAG_UB + 1) / MC_NB_NTAG, capped at 2^20), whose tags are slot * MC_NB_NTAG + kind; the
+ * set-up's first allreduce agrees whether it is free on every rank (a request of slot k -
+ * nslots still alive somewhere). If not, the request makes a duplicate of its own, as it
+ * would if the shared one could not be made. */
+typedef struct mc_nb_share mc_nb_share_t;
+/* The next slot of ctx's shared communicator (made here at the first call: collective on
+ * ctx's communicator); 1 when it is free on this rank. */
+int mc_nb_share_propose(mc_ctx_t *ctx, uint32_t *slot);
+/* Takes an agreed free slot for a new request (cannot fail after a proposal said free). */
+mc_nb_share_t *mc_nb_share_take(mc_ctx_t *ctx, uint32_t slot);
+MPI_Comm mc_nb_share_comm(const mc_nb_share_t *s);
+/* A destroyed request's slot: free again, its reference dropped. */
+void mc_nb_share_drop(mc_nb_share_t *s, uint32_t slot);
 
 /* ---------------------------------------------------------------- requests */
 typedef struct mc_nb_req mc_nb_req_t;

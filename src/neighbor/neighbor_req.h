@@ -11,7 +11,10 @@ enum { MC_NB_IDLE, MC_NB_WAIT_S, MC_NB_WAIT_G, MC_NB_WAIT_ALL };
 struct mc_nb_req {
     MPI_Request handle; /* what the user holds */
     MPI_Comm ucomm;     /* user's communicator (errors) */
-    MPI_Comm comm;      /* private: this request's messages only */
+    MPI_Comm comm;      /* its context's shared communicator, or a duplicate of its own */
+    mc_nb_share_t *share; /* holder of comm, NULL: comm is the request's own */
+    uint32_t slot;        /* on the shared communicator */
+    int tag0;             /* its messages' tags: tag0 + step */
     mc_nb_plan_t plan;
     MPI_Request *reqs;   /* [plan.nmsg] persistent point-to-point */
     MPI_Datatype *types; /* [plan.nmsg] owned block types */

@@ -69,7 +69,7 @@ static int volumes(agg_t *g)
         int rb = in->region_of[in->dests[i]];
         if (rb != in->region) g->vol[(size_t)in->region * g->R + rb] += (int64_t)mc_nb_slen(in, i);
     }
-    int rc = mc_nb_allreduce_i64(g->vol, (int)RR, in->comm);
+    int rc = mc_nb_allreduce_i64(in, g->vol, (int)RR);
     return rc == MPI_SUCCESS ? mc_nb_assign(in, g->vol, g->sown, g->rown) : rc;
 }
 
@@ -187,8 +187,8 @@ static int g_send(agg_t *g, MPI_Request **mreq, int *nmreq, int64_t **mbuf)
             rc = mc_nb_blks_add(&m->blks, g->eaddr[e], (size_t)g->ent[3 * e + 2]);
         }
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Isend(*mbuf + 3 * first, (int)(3 * (used - first)), MPI_INT64_T, y, MC_NB_TAG_META,
-                            in->comm, &(*mreq)[n++]);
+            rc = PMPI_Isend(*mbuf + 3 * first, (int)(3 * (used - first)), MPI_INT64_T, y,
+                            in->tag0 + MC_NB_TAG_META, in->comm, &(*mreq)[n++]);
     }
     *nmreq = n;
     return rc;
@@ -197,12 +197,12 @@ static int g_send(agg_t *g, MPI_Request **mreq, int *nmreq, int64_t **mbuf)
 static int recv_meta(const mc_nb_in_t *in, int src, int64_t **buf, int *n)
 {
     MPI_Status st;
-    int rc = PMPI_Probe(src, MC_NB_TAG_META, in->comm, &st);
+    int rc = PMPI_Probe(src, in->tag0 + MC_NB_TAG_META, in->comm, &st);
     if (rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, n);
     if (rc != MPI_SUCCESS) return rc;
     *buf = malloc(sizeof(int64_t) * (size_t)(*n ? *n : 1));
     if (!*buf) return MPI_ERR_NO_MEM;
-    return PMPI_Recv(*buf, *n, MPI_INT64_T, src, MC_NB_TAG_META, in->comm, MPI_STATUS_IGNORE);
+    return PMPI_Recv(*buf, *n, MPI_INT64_T, src, in->tag0 + MC_NB_TAG_META, in->comm, MPI_STATUS_IGNORE);
 }
 
 /* b: this rank's inter-region in-edges sorted by (R(a), a, position): the R order. */

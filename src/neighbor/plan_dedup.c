@@ -143,7 +143,7 @@ static int distinct_sends(dd_t *d)
     d->rown = malloc(sizeof(int) * RR);
     if (!d->vol || !d->sown || !d->rown) return MPI_ERR_NO_MEM;
     for (int rb = 0; rb < R; rb++) d->vol[(size_t)in->region * R + rb] = (int64_t)d->dn[rb] * d->e;
-    rc = mc_nb_allreduce_i64(d->vol, (int)RR, in->comm);
+    rc = mc_nb_allreduce_i64(in, d->vol, (int)RR);
     return rc == MPI_SUCCESS ? mc_nb_assign(in, d->vol, d->sown, d->rown) : rc;
 }
 
@@ -225,7 +225,7 @@ static int g_send(dd_t *d, MPI_Request *mreq, int *nmreq)
         for (int v = 0; v < d->gn[rb] && rc == MPI_SUCCESS; v++)
             rc = mc_nb_blks_add(&m->blks, d->gaddr[rb][v], (size_t)d->e);
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Isend(d->gid[rb], 2 * d->gn[rb], MPI_INT64_T, y, MC_NB_TAG_META, in->comm,
+            rc = PMPI_Isend(d->gid[rb], 2 * d->gn[rb], MPI_INT64_T, y, in->tag0 + MC_NB_TAG_META, in->comm,
                             &mreq[(*nmreq)++]);
     }
     return rc;
@@ -243,12 +243,13 @@ static int g_recv(dd_t *d)
         if (ra == in->region || d->rown[(size_t)ra * R + in->region] != in->rank) continue;
         int x = d->sown[(size_t)ra * R + in->region];
         MPI_Status st;
-        rc = PMPI_Probe(x, MC_NB_TAG_META, in->comm, &st);
+        rc = PMPI_Probe(x, in->tag0 + MC_NB_TAG_META, in->comm, &st);
         if (rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, &mn[ra]);
         if (rc == MPI_SUCCESS && !(meta[ra] = malloc(sizeof(int64_t) * (size_t)(mn[ra] + 1))))
             rc = MPI_ERR_NO_MEM;
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Recv(meta[ra], mn[ra], MPI_INT64_T, x, MC_NB_TAG_META, in->comm, MPI_STATUS_IGNORE);
+            rc = PMPI_Recv(meta[ra], mn[ra], MPI_INT64_T, x, in->tag0 + MC_NB_TAG_META, in->comm,
+                           MPI_STATUS_IGNORE);
         total += (size_t)(mn[ra] / 2) * (size_t)d->e;
     }
     if (rc == MPI_SUCCESS && !(d->p->stage_g = malloc(total ? total : 1))) rc = MPI_ERR_NO_MEM;

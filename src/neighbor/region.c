@@ -44,7 +44,7 @@ static int socket_regions(mc_nb_in_t *in)
     int mine[2] = {in->ctx->node, my_socket(in->ctx)};
     int *key = malloc(sizeof(int) * 2 * (size_t)in->size);
     if (!key) return MPI_ERR_NO_MEM;
-    int rc = PMPI_Allgather(mine, 2, MPI_INT, key, 2, MPI_INT, in->comm);
+    int rc = mc_inner_allgather(mine, key, 2, MPI_INT, in->ctx->comm);
     if (rc == MPI_SUCCESS) rc = number_regions(in, key);
     free(key);
     return rc;
@@ -148,9 +148,9 @@ int mc_nb_assign(const mc_nb_in_t *in, const int64_t *vol, int *send_owner, int 
     return MPI_SUCCESS;
 }
 
-int mc_nb_allreduce_i64(int64_t *v, int n, MPI_Comm comm)
+int mc_nb_allreduce_i64(const mc_nb_in_t *in, int64_t *v, int n)
 {
-    return PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_SUM, comm);
+    return mc_inner_allreduce(v, n, MPI_INT64_T, MPI_SUM, in->ctx->comm);
 }
 
 /* Point-to-point on in->comm: every list is sent first, then each member's is probed for its
@@ -165,13 +165,13 @@ int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt
     if (!q) return MPI_ERR_NO_MEM;
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
         if (k != me)
-            rc = PMPI_Isend(sendl[k], scnt[k], MPI_INT64_T, in->rmembers[k], MC_NB_TAG_REGION, in->comm,
-                            &q[ns++]);
+            rc = PMPI_Isend(sendl[k], scnt[k], MPI_INT64_T, in->rmembers[k], in->tag0 + MC_NB_TAG_REGION,
+                            in->comm, &q[ns++]);
     size_t rt = 0;
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
         MPI_Status st;
         rcnt[k] = scnt[k];
-        if (k != me) rc = PMPI_Probe(in->rmembers[k], MC_NB_TAG_REGION, in->comm, &st);
+        if (k != me) rc = PMPI_Probe(in->rmembers[k], in->tag0 + MC_NB_TAG_REGION, in->comm, &st);
         if (k != me && rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, &rcnt[k]);
         rt += (size_t)rcnt[k];
     }
@@ -181,8 +181,8 @@ int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt
         if (k == me && scnt[k])
             memcpy(*recv + rt, sendl[k], sizeof(int64_t) * (size_t)scnt[k]);
         else if (k != me)
-            rc = PMPI_Recv(*recv + rt, rcnt[k], MPI_INT64_T, in->rmembers[k], MC_NB_TAG_REGION, in->comm,
-                           MPI_STATUS_IGNORE);
+            rc = PMPI_Recv(*recv + rt, rcnt[k], MPI_INT64_T, in->rmembers[k], in->tag0 + MC_NB_TAG_REGION,
+                           in->comm, MPI_STATUS_IGNORE);
         rt += (size_t)rcnt[k];
     }
     int w = mc_waitall(ns, q);

@@ -156,7 +156,7 @@ out:
 static int msg_init(mc_nb_req_t *r, int i)
 {
     mc_nb_msg_t *m = &r->plan.msg[i];
-    int tag = 1 + m->step;
+    int tag = r->tag0 + m->step;
     void *buf = m->ubuf;
     int count = m->ucount;
     MPI_Datatype t = m->utype;
@@ -229,7 +229,10 @@ void mc_nb_req_destroy(mc_nb_req_t *r)
         table_del(r);
         PMPI_Request_free(&r->handle);
     }
-    if (!fin && r->comm != MPI_COMM_NULL) PMPI_Comm_free(&r->comm);
+    if (r->share)
+        mc_nb_share_drop(r->share, r->slot);
+    else if (!fin && r->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&r->comm);
     for (int k = 0; k < MC_NB_NLIST; k++) free(r->list[k]);
     free(r->reqs), free(r->types);
     mc_nb_plan_free(&r->plan);

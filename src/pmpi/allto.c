@@ -88,6 +88,21 @@ int MPI_Allgather(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbu
     return PMPI_Allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm);
 }
 
+int mc_inner_allgather(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Comm comm)
+{
+    mc_args_t a;
+    mc_dt_t d;
+    int size, rank, rc;
+    mc_byte_args(&a, MC_ALLGATHER);
+    if (count >= 0 && mc_dt_get(dt, &d) && d.contig && mc_comm_dims(comm, &size, &rank)) {
+        a.sbuf = sbuf;
+        a.rbuf = rbuf;
+        a.count = a.bytes = (size_t)count * (size_t)d.size;
+        if (mc_run_inner(comm, &a, &rc)) return rc;
+    }
+    return PMPI_Allgather(sbuf, count, dt, rbuf, count, dt, comm);
+}
+
 int MPI_Alltoall(MC_CONST void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, MPI_Comm comm)
 {

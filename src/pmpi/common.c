@@ -173,17 +173,32 @@ static inline __attribute__((always_inline)) int run_alg(mc_ctx_t *ctx, MPI_Comm
     return 1;
 }
 
+/* The algorithm for a on comm (*ctx, *idx set); NULL: the native MPI takes the call (and
+ * raises its own error, if any). */
+static const mc_alg_t *choose(MPI_Comm comm, mc_args_t *a, const mc_key_t *k, mc_ctx_t **ctx, int *idx)
+{
+    if (mc_ctx_get(comm, ctx) != MPI_SUCCESS || (*ctx)->native) return NULL;
+    const mc_alg_t *alg = mc_select(*ctx, a, idx, k);
+    /* every rank chose alg: its private communicator can be made here (out of them: native) */
+    if (alg && !alg->dav && (*ctx)->pcomm == MPI_COMM_NULL && mc_ctx_p2p(*ctx) != MPI_SUCCESS) return NULL;
+    return alg;
+}
+
 int mc_run_key(MPI_Comm comm, mc_args_t *a, const mc_key_t *k, int *rc)
 {
     mc_ctx_t *ctx;
-    /* no context: the native MPI takes the call (and raises its own error, if any) */
-    if (mc_ctx_get(comm, &ctx) != MPI_SUCCESS || ctx->native) return 0;
     int idx;
-    const mc_alg_t *alg = mc_select(ctx, a, &idx, k);
-    if (!alg) return 0;
-    /* every rank chose alg: its private communicator can be made here (out of them: native) */
-    if (!alg->dav && ctx->pcomm == MPI_COMM_NULL && mc_ctx_p2p(ctx) != MPI_SUCCESS) return 0;
-    return run_alg(ctx, comm, alg, idx, a, rc);
+    const mc_alg_t *alg = choose(comm, a, k, &ctx, &idx);
+    return alg ? run_alg(ctx, comm, alg, idx, a, rc) : 0;
+}
+
+int mc_run_inner(MPI_Comm comm, mc_args_t *a, int *rc)
+{
+    mc_ctx_t *ctx;
+    int idx;
+    const mc_alg_t *alg = choose(comm, a, NULL, &ctx, &idx);
+    if (alg) *rc = alg->fn(ctx, a);
+    return alg != NULL;
 }
 
 int mc_run(MPI_Comm comm, mc_args_t *a, int *rc) { return mc_run_key(comm, a, NULL, rc); }

@@ -44,6 +44,9 @@ int mc_run(MPI_Comm comm, mc_args_t *a, int *rc);
 /* mc_run for a call whose raw arguments k may be recognized when repeated (NULL: never;
  * see mc_key_stable): an identical later call then takes mc_run_again. */
 int mc_run_key(MPI_Comm comm, mc_args_t *a, const mc_key_t *k, int *rc);
+/* mc_run for a collective of mcoll's own (mc_inner_allreduce): not counted, errors returned
+ * in *rc and not raised. */
+int mc_run_inner(MPI_Comm comm, mc_args_t *a, int *rc);
 /* The call with raw arguments k repeats a remembered handled call of collective c on comm
  * (same buffers, count, handles, root; nothing the choice depends on changed): runs the same
  * algorithm on the arguments prepared then, with no checks, preparation or selection (an

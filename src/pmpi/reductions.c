@@ -39,6 +39,16 @@ int MPI_Allreduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, M
     return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }
 
+int mc_inner_allreduce(void *buf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+    mc_args_t a;
+    int rc;
+    if (prep(&a, MC_ALLREDUCE, MPI_IN_PLACE, buf, count, dt, op, comm, (size_t)count) &&
+        mc_run_inner(comm, &a, &rc))
+        return rc;
+    return PMPI_Allreduce(MPI_IN_PLACE, buf, count, dt, op, comm);
+}
+
 int MPI_Reduce(MC_CONST void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                MPI_Comm comm)
 {

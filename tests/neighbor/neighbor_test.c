@@ -336,6 +336,68 @@ static void run_two(tc_t *c)
     free(rb2);
 }
 
+/* Requests alive at once share their communicator's duplicate, a slot of tags each; with
+ * MCOLL_NEIGHBOR_SLOTS=k the (k+1)-th finds its slot taken and makes a duplicate of its own
+ * (mcoll_neighbor_stats' shared_comm). Every request then runs three iterations at once
+ * (MPI_Startall), each into its own receive buffer; they are freed in opposite orders on
+ * alternate ranks, after which the next inits find free slots again. Last, a request outlives
+ * its communicator (MPI_Comm_free right after the init), which MPI allows. */
+enum { NSLOT_REQ = 5 };
+static void run_slots(tc_t *c)
+{
+    const char *e = getenv("MCOLL_NEIGHBOR_SLOTS");
+    int cap = e ? atoi(e) : 0, used = 0;
+    const char *algs[] = {"standard", "aggregated", "dedup"};
+    MPI_Request r[NSLOT_REQ];
+    char *rb[NSLOT_REQ], *keep = c->rbuf;
+    for (int round = 0; round < 2; round++) {
+        int n = round ? 2 : NSLOT_REQ;
+        for (int i = 0; i < n; i++) {
+            c->rbuf = rb[i] = malloc(c->rlen ? c->rlen : 1);
+            init_req(c, algs[i % 3], 1, &r[i]);
+            mcoll_neighbor_stats_t st;
+            mcoll_neighbor_stats(r[i], &st);
+            int want = cap <= 0 || i < cap; /* round 1: round 0's slots were all freed */
+            CHECK(st.shared_comm == want, "round %d request %d: shared_comm %d, expected %d", round, i,
+                  st.shared_comm, want);
+            used += st.shared_comm;
+        }
+        for (int t = 0; t < 3; t++) {
+            fill(c, t);
+            for (int i = 0; i < n; i++) memset(rb[i], 0xEE, c->rlen);
+            MPI_Startall(n, r);
+            MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
+            for (int i = 0; i < n; i++)
+                CHECK(!memcmp(rb[i], c->exp, c->rlen), "round %d request %d iteration %d differs", round, i,
+                      t);
+        }
+        for (int k = 0; k < n; k++) {
+            int i = rank % 2 ? n - 1 - k : k;
+            MPI_Request_free(&r[i]);
+            free(rb[i]);
+        }
+    }
+    CHECK(used > 0, "no request took the shared communicator");
+    MPI_Comm g2;
+    MPI_Comm_dup(c->g, &g2); /* keeps the topology */
+    MPI_Comm g = c->g;
+    c->g = g2;
+    c->rbuf = rb[0] = malloc(c->rlen ? c->rlen : 1);
+    init_req(c, "aggregated", 1, &r[0]);
+    c->g = g;
+    MPI_Comm_free(&g2);
+    for (int t = 0; t < 3; t++) {
+        fill(c, 10 + t);
+        memset(rb[0], 0xEE, c->rlen);
+        MPI_Start(&r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        CHECK(!memcmp(rb[0], c->exp, c->rlen), "after MPI_Comm_free, iteration %d differs", t);
+    }
+    MPI_Request_free(&r[0]);
+    free(rb[0]);
+    c->rbuf = keep;
+}
+
 static void run_blocking(tc_t *c)
 {
     const nb_pattern_t *p = c->p;
@@ -386,6 +448,8 @@ static void run_pattern(const nb_workload_t *w, int *region)
         if (ti == 0) {
             snprintf(current, sizeof current, "%s two requests", w->name);
             run_two(&c);
+            snprintf(current, sizeof current, "%s requests at once", w->name);
+            run_slots(&c);
         }
         snprintf(current, sizeof current, "%s type %s blocking", w->name, c.et->name);
         run_blocking(&c);
