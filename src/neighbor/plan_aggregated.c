@@ -197,7 +197,7 @@ static int g_send(agg_t *g, MPI_Request **mreq, int *nmreq, int64_t **mbuf)
 static int recv_meta(const mc_nb_in_t *in, int src, int64_t **buf, int *n)
 {
     MPI_Status st;
-    int rc = PMPI_Probe(src, in->tag0 + MC_NB_TAG_META, in->comm, &st);
+    int rc = mc_probe(src, in->tag0 + MC_NB_TAG_META, in->comm, &st);
     if (rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, n);
     if (rc != MPI_SUCCESS) return rc;
     *buf = malloc(sizeof(int64_t) * (size_t)(*n ? *n : 1));

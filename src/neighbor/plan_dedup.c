@@ -243,7 +243,7 @@ static int g_recv(dd_t *d)
         if (ra == in->region || d->rown[(size_t)ra * R + in->region] != in->rank) continue;
         int x = d->sown[(size_t)ra * R + in->region];
         MPI_Status st;
-        rc = PMPI_Probe(x, in->tag0 + MC_NB_TAG_META, in->comm, &st);
+        rc = mc_probe(x, in->tag0 + MC_NB_TAG_META, in->comm, &st);
         if (rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, &mn[ra]);
         if (rc == MPI_SUCCESS && !(meta[ra] = malloc(sizeof(int64_t) * (size_t)(mn[ra] + 1))))
             rc = MPI_ERR_NO_MEM;

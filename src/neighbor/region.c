@@ -171,7 +171,7 @@ int mc_nb_region_exchange(const mc_nb_in_t *in, int64_t **sendl, const int *scnt
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
         MPI_Status st;
         rcnt[k] = scnt[k];
-        if (k != me) rc = PMPI_Probe(in->rmembers[k], in->tag0 + MC_NB_TAG_REGION, in->comm, &st);
+        if (k != me) rc = mc_probe(in->rmembers[k], in->tag0 + MC_NB_TAG_REGION, in->comm, &st);
         if (k != me && rc == MPI_SUCCESS) rc = PMPI_Get_count(&st, MPI_INT64_T, &rcnt[k]);
         rt += (size_t)rcnt[k];
     }

@@ -198,25 +198,55 @@ int mc_irecv_t(void *buf, size_t count, const mc_args_t *a, int src, const mc_ct
     return recv_as(buf, count, a->dtype, (MPI_Aint)a->extent, src, MC_TAG(a->coll), ctx, r);
 }
 
-int mc_waitall(int n, MPI_Request *reqs)
+/* The arguments of the non-blocking call a polled wait repeats. */
+typedef struct {
+    int n, *idx;
+    MPI_Request *reqs;
+    int src, tag;
+    MPI_Comm comm;
+    MPI_Status *st;
+} poll_arg_t;
+
+static int test_all(const poll_arg_t *a, int *done)
 {
-    if (n <= 0) return MPI_SUCCESS;
-    if (!polled()) return PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    return PMPI_Testall(a->n, a->reqs, done, MPI_STATUSES_IGNORE);
+}
+static int test_any(const poll_arg_t *a, int *done)
+{
+    return PMPI_Testany(a->n, a->reqs, a->idx, done, MPI_STATUS_IGNORE);
+}
+static int test_probe(const poll_arg_t *a, int *done)
+{
+    return PMPI_Iprobe(a->src, a->tag, a->comm, done, a->st);
+}
+
+/* Repeats test until it is done or fails, yielding the core after mc_shm_spin_limit() polls. */
+static int poll_until(int (*test)(const poll_arg_t *, int *), const poll_arg_t *a)
+{
     for (int polls = 0, limit = mc_shm_spin_limit();; polls++) {
-        int done = 0, rc = PMPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        int done = 0, rc = test(a, &done);
         if (rc != MPI_SUCCESS || done) return rc;
         if (polls >= limit) sched_yield();
     }
 }
 
+int mc_waitall(int n, MPI_Request *reqs)
+{
+    if (n <= 0) return MPI_SUCCESS;
+    if (!polled()) return PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    return poll_until(test_all, &(poll_arg_t){.n = n, .reqs = reqs});
+}
+
 int mc_waitany(int n, MPI_Request *reqs, int *idx)
 {
     if (!polled()) return PMPI_Waitany(n, reqs, idx, MPI_STATUS_IGNORE);
-    for (int polls = 0, limit = mc_shm_spin_limit();; polls++) {
-        int done = 0, rc = PMPI_Testany(n, reqs, idx, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || done) return rc;
-        if (polls >= limit) sched_yield();
-    }
+    return poll_until(test_any, &(poll_arg_t){.n = n, .reqs = reqs, .idx = idx});
+}
+
+int mc_probe(int src, int tag, MPI_Comm comm, MPI_Status *st)
+{
+    if (!polled()) return PMPI_Probe(src, tag, comm, st);
+    return poll_until(test_probe, &(poll_arg_t){.src = src, .tag = tag, .comm = comm, .st = st});
 }
 
 void mc_request_drop(MPI_Request *r)

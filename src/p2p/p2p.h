@@ -26,10 +26,12 @@ int mc_isend_t(const void *buf, size_t count, const mc_args_t *a, int dst, const
                MPI_Request *r);
 int mc_irecv_t(void *buf, size_t count, const mc_args_t *a, int src, const mc_ctx_t *ctx,
                MPI_Request *r);
-/* Waits (MPI_Waitall / MPI_Waitany with statuses ignored) that poll and yield the core after
- * mc_shm_spin_limit() polls where the MPI's own would not yield (MCOLL_P2P_POLL, p2p.c). */
+/* Waits (MPI_Waitall / MPI_Waitany with statuses ignored, MPI_Probe) that poll and yield the
+ * core after mc_shm_spin_limit() polls where the MPI's own would not yield (MCOLL_P2P_POLL,
+ * p2p.c). */
 int mc_waitall(int n, MPI_Request *reqs);
 int mc_waitany(int n, MPI_Request *reqs, int *idx);
+int mc_probe(int src, int tag, MPI_Comm comm, MPI_Status *st);
 /* Cancels and completes a receive that will never be waited for (error paths only). */
 void mc_request_drop(MPI_Request *r);
 
