@@ -157,6 +157,8 @@ typedef struct mc_shm {
     int fan_root[MC_FAN_RING]; /* root of the last MC_FAN_RING fan exchanges, by k % MC_FAN_RING (-1: none) */
     unsigned char fan_out[MC_FAN_RING]; /* which of them were fan-outs (mc_shm_fan_begin) */
     uint64_t quiesced;       /* op for which mc_shm_quiesce already waited */
+    uint64_t half_op, half_prev; /* the last two ops that used one half of the data area
+                              * only (mc_shm_half: half op % 2), recorded by every rank */
     uint32_t step0;          /* STEP values of this op count from here (mc_shm_continue) */
     int cont;                /* the next mc_shm_begin continues this op (mc_shm_continue) */
     size_t step_len;         /* payload this rank last wrote after its STEP line (mc_shm_end claims as much) */
@@ -261,6 +263,12 @@ void mc_shm_quiesce(mc_shm_t *sh);       /* every rank finished reading shared d
                                           * (waits once per op) */
 void mc_shm_quiesce_inline(mc_shm_t *sh); /* enough before writing only this op's STEP line
                                           * payload: every rank finished op - MC_RING */
+/* The half of the data area (data_len / 2 bytes, line-aligned) an op that needs no more uses:
+ * half op % 2. Every rank of the op calls it (writers and readers), so all of them know that
+ * the op kept to it; a writer of the next op that does the same then quiesces (with
+ * mc_shm_quiesce_half) only up to op - 2, and runs one op ahead of the slowest readers. */
+char *mc_shm_half(mc_shm_t *sh, size_t *len);
+void mc_shm_quiesce_half(mc_shm_t *sh);  /* mc_shm_quiesce, for a writer of mc_shm_half */
 /* p is this a pointer into the STEP ring (a payload of the STEP line's own)? */
 static inline int mc_shm_is_inline(const mc_shm_t *sh, const void *p)
 {
@@ -464,6 +472,9 @@ void mc_shm_note_host_ranks(int n);
 /* Some communicator put more ranks on this node than it has online CPUs (this process's
  * view: a communicator's ranks agree on it, mc_ctx_t.load). */
 int mc_host_oversubscribed(void);
+/* The region's ranks outnumber the node's online CPUs (or MCOLL_OVERSUBSCRIBED says so): the
+ * same answer on every rank of the region, so an algorithm may choose by it. */
+int mc_shm_crowded(const mc_shm_t *sh);
 /* Its load: the most ranks a communicator put on this node per online CPU (at least 1), 0 when
  * not oversubscribed. */
 double mc_host_load(void);

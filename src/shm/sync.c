@@ -42,6 +42,12 @@ int mc_host_oversubscribed(void)
     return atomic_load_explicit(&host_ranks, memory_order_relaxed) > online_cpus();
 }
 
+int mc_shm_crowded(const mc_shm_t *sh)
+{
+    int forced = mc_cfg()->oversubscribed;
+    return forced >= 0 ? forced : sh->p > online_cpus();
+}
+
 double mc_host_load(void)
 {
     double load = (double)atomic_load_explicit(&host_ranks, memory_order_relaxed) / (double)online_cpus();
@@ -194,6 +200,22 @@ void mc_shm_quiesce(mc_shm_t *sh)
     if (sh->op <= 1 || sh->quiesced == sh->op) return;   /* flags start at zero before op 1 */
     sh->quiesced = sh->op;
     wait_done(sh, sh->op - 1);
+}
+
+char *mc_shm_half(mc_shm_t *sh, size_t *len)
+{
+    *len = sh->data_len / 2 / MC_LINE * MC_LINE;
+    if (sh->half_op != sh->op) sh->half_prev = sh->half_op, sh->half_op = sh->op;
+    return sh->data + (sh->op % 2) * *len;
+}
+
+/* Op - 1 kept to the other half: its readers may still read there. */
+void mc_shm_quiesce_half(mc_shm_t *sh)
+{
+    uint64_t back = sh->half_op == sh->op && sh->half_prev + 1 == sh->op ? 2 : 1;
+    if (sh->op <= back || sh->quiesced == sh->op) return;
+    sh->quiesced = sh->op;
+    wait_done(sh, sh->op - back);
 }
 
 void mc_shm_quiesce_inline(mc_shm_t *sh)

@@ -22,7 +22,9 @@
  *          (counted bytes against the algorithm's writes into the region), and shm_direct's
  *          allreduce of 1 MiB on ordinary buffers copies by CMA (3 publications per rank);
  *          near, nothing streams at these sizes and shm_direct stages. Results checked.
- * Usage: mcoll-shm dav|hygiene|kill|race|far [--heap]. Prints "FAIL ..." on a failed check, "PASSED". */
+ *  race_pipe shm_pipe's bcasts alone (race_pipe_bcast): the run that ends `race`.
+ * Usage: mcoll-shm dav|hygiene|kill|race|race_pipe|far [--heap]. Prints "FAIL ..." on a failed check,
+ * "PASSED". */
 #include "core/config.h"
 #include "core/mc.h"
 #include "core/topo.h"
@@ -373,6 +375,36 @@ static void skew(int it)
     else for (volatile int k = 0; k < (int)(h % 2000); k++) {}
 }
 
+/* On a crowded node (here from 3 ranks) shm_pipe's bcast of at most 256 KiB writes half
+ * op % 2 of the data area, its root waiting for the readers of op - 2 only when op - 1 kept
+ * to the other half: a run of them (4, 32 and
+ * 96 KiB), roots rotating, readers skewed, every 8th call one of 384 KiB that uses the whole
+ * area (its root waits for op - 1's readers again, and the next half one's for its readers:
+ * one of them, not the next root, starts it 1 ms late) and a barrier before every 8th + 3
+ * (an op that leaves the area alone). A root that overwrote a half still being read shows as
+ * a wrong value: `race_pipe` with a region of 256 KiB, where the whole-area call covers both
+ * halves (with the default region its ring stays in half 0), failed at 3 ranks when the
+ * quiesce went back to op - 2 after any op (checked by hand). */
+static void race_pipe_bcast(int iters)
+{
+    enum { WHOLE = 48 << 10 }; /* doubles */
+    double *b = malloc(sizeof(double) * WHOLE);
+    mcoll_set_alg("bcast", "shm_pipe");
+    for (int it = 0; it < iters; it++) {
+        int n = it % 8 == 7 ? WHOLE : it % 3 == 0 ? 512 : it % 3 == 1 ? 4096 : 12288, root = it % size;
+        for (int i = 0; i < n; i++) b[i] = val(it, rank, i);
+        if (n == WHOLE && size > 2 && rank == (root + 2) % size)
+            usleep(1000);
+        else if (rank != root)
+            skew(it);
+        if (it % 8 == 3) MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Bcast(b, n, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++) check("pipe bcast run", it, i, b[i], val(it, root, i));
+    }
+    mcoll_set_alg("bcast", "auto");
+    free(b);
+}
+
 static void test_race(int iters)
 {
     enum { NMAX = 256 };
@@ -452,6 +484,7 @@ static void test_race(int iters)
         MPI_Gather(s, N, MPI_DOUBLE, r, N, MPI_DOUBLE, root, MPI_COMM_WORLD);
         for (int i = 0; rank == root && i < N * size; i++) check("gather run", it, i, r[i], val(it, i / N, i % N));
     }
+    race_pipe_bcast(iters / 20);
     if (rank == 0) printf("race: %d iterations, last algorithm allreduce %s\n", iters, mcoll_last_alg("allreduce"));
 }
 
@@ -1273,6 +1306,7 @@ int main(int argc, char **argv)
     }
     else if (!strcmp(what, "hygiene")) test_hygiene();
     else if (!strcmp(what, "race")) test_race(size > 4 ? 3000 : 20000);
+    else if (!strcmp(what, "race_pipe")) race_pipe_bcast(size > 4 ? 400 : 1600);
     else if (!strcmp(what, "far")) test_far();
     else if (!strcmp(what, "trial")) test_trial();
     else if (!strcmp(what, "spin")) test_spin();
