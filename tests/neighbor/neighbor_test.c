@@ -9,7 +9,8 @@
  * against the pattern (standard: edges; aggregated: region pairs; dedup: distinct ids).
  * Request free before completion, MPI_Waitany, MPI_Waitsome, MPI_Testsome,
  * MPI_Request_get_status, the blocking MPI_Neighbor_alltoallv and (MPI 4)
- * MPI_Neighbor_alltoallv_init are checked too.
+ * MPI_Neighbor_alltoallv_init are checked too, and five requests alive at once (slots of the
+ * communicator's shared duplicate, run_slots) and a request outliving its communicator.
  *
  *   neighbor-test [--iters N] [--long-iters N] [--pattern NAME]
  * Prints "neighbor-test: ALL PASSED"; failures print lines starting with FAIL. */
