@@ -136,8 +136,7 @@ static int agree(mc_nb_in_t *in, MPI_Comm comm, int *bad)
                 in->ssize,
                 -in->ssize,
                 slot_free};
-    int rc = ctx_rc == MPI_SUCCESS ? mc_inner_allreduce(v, 6, MPI_INT, MPI_MIN, comm)
-                                   : PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_INT, MPI_MIN, comm);
+    int rc = mc_inner_allreduce(v, 6, MPI_INT, MPI_MIN, comm); /* native without a context */
     *bad = rc != MPI_SUCCESS || !v[0];
     in->agg_ok = v[1];
     in->dedup_ok = v[1] && v[2] && v[3] == -v[4] && v[3] > 0;
