@@ -123,9 +123,9 @@ typedef enum { MC_PATH_AUTO, MC_PATH_COPY, MC_PATH_CMA, MC_PATH_ZERO } mc_path_t
 #define MC_TRIAL_MIN ((size_t)32 << 10) /* where most ops start their trials (mc_trial_of's from) */
 #define MC_TRIAL_CLASSES 18          /* size classes: [8 KiB, 16 KiB), ... the last open */
 /* ops with trials: the reductions' direct path by mc_sr_dest_t (0-2), the data movers' (3-7),
- * the zero-copy allgather(v)'s pull or push (8), scan's and exscan's staged windows or direct
- * reads (9, 10), the zero-copy allreduce's push or pull of the results (11), the MA
- * allreduce's windows or the symmetric exchange (12) */
+ * the zero-copy allgather(v)'s pull or push, streamed or temporal (8), scan's and exscan's
+ * staged windows or direct reads (9, 10), the zero-copy allreduce's push or pull of the
+ * results (11), the MA allreduce's windows or the symmetric exchange (12) */
 enum {
     MC_TRIAL_BCAST = 3, MC_TRIAL_ALLGATHER, MC_TRIAL_GATHER, MC_TRIAL_SCATTER, MC_TRIAL_ALLTOALL, MC_TRIAL_ZC_ALLGATHER,
     MC_TRIAL_SCAN, MC_TRIAL_EXSCAN, MC_TRIAL_ZC_ALLREDUCE, MC_TRIAL_MA_ALLREDUCE, MC_TRIAL_SITES

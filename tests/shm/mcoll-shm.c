@@ -1104,8 +1104,10 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         return;
     }
     mc_shm_t *sh = ctx->shm;
-    /* the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
-    int mover = c != MC_ALLREDUCE && c != MC_REDUCE, nways = mover || trial_zc || trial_ma ? 2 : 3;
+    /* the zero-copy allgather: pull (way 0), push streamed (1) or with temporal stores (2);
+     * the zero-copy allreduce: its own trial, push (way 0) or pull (way 1) */
+    int mover = c != MC_ALLREDUCE && c != MC_REDUCE;
+    int nways = mover && trial_zc ? 3 : mover || trial_zc || trial_ma ? 2 : 3;
     int cma = mover ? 1 : trial_ma ? -1 : 2;
     /* staged calls that skip the posting round: a pipe's (trial_pipe), and the reductions'
      * direct path's once a round found ordinary buffers */
@@ -1175,14 +1177,15 @@ static void trial_run(mc_coll_t c, size_t n, int fast, int best, int *it)
         int staged = want != cma && (mover || skips), streamed = mover ? band && want == 0 : want == 1;
         /* the pipe, or the MA engine once a round found ordinary buffers, alone: checked below */
         int plain = skips && staged && !shares && (mover || ord);
-        /* zero copy: the allgather's pull, or push (streamed; one more publication per rank:
-         * pushed); the allreduce's push (streamed) or pull, the direct protocol's publications.
+        /* zero copy: the allgather's pull, or push (one more publication per rank: pushed;
+         * way 1 streamed, way 2 not); the allreduce's push (streamed) or pull, the direct
+         * protocol's publications.
          * shm_ma: the exchange publishes once per rank, twice when it shares a sample; the
          * windows more, their steps and done (whether either streams depends on the node's
          * distance) */
         int path = trial_ma ? (want == 1) == (syncs <= 2 * (uint64_t)size)
                    : trial_zc && mover
-                       ? (nt > 0) == (want == 1) && syncs == direct + (want == 1 ? (uint64_t)size : 0)
+                       ? (nt > 0) == (want == 1) && syncs == direct + (want != 0 ? (uint64_t)size : 0)
                    : trial_zc ? (nt > 0) == (want == 0) && syncs == direct
                               : ((scan && want == 0 && !band) || (nt > 0) == streamed) &&
                                     (plain || (syncs == direct) == (want == cma));
@@ -1258,12 +1261,16 @@ static void test_trial(void)
     trial_run(MC_SCATTER, (size_t)16 << 10, 1, 1, &it);
     mcoll_set_alg("scatter", "shm_direct");
     trial_pipe = 0;
-    /* the zero-copy allgather: pull (way 0) or push (way 1, streamed), far below half the
-     * cache (above it the rule pushes) */
+    /* the zero-copy allgather: pull (way 0), push streamed (way 1) or temporal (way 2), up to
+     * the cache (beyond it the rule pushes streamed); the last between half the cache and the
+     * cache (W = n p (p + 1)), where the rule alone had pushed streamed */
     mcoll_set_alg("allgather", "shm_direct");
     trial_zc = 1;
     trial_run(MC_ALLGATHER, (size_t)16 << 10, 0, 0, &it);
     trial_run(MC_ALLGATHER, (size_t)32 << 10, 1, 1, &it);
+    trial_run(MC_ALLGATHER, (size_t)64 << 10, 2, 2, &it);
+    size_t upper = mc_cache_capacity(size) / 4 * 3 / ((size_t)size * (size_t)(size + 1)) / 4096 * 4096;
+    if (upper >= ((size_t)256 << 10) && upper <= ((size_t)8 << 20)) trial_run(MC_ALLGATHER, upper, 2, 2, &it);
     /* the zero-copy allreduce: push (way 0, streamed) or pull (way 1), from 32 KiB of input */
     trial_run(MC_ALLREDUCE, (size_t)4 << 10, 1, 1, &it);
     trial_run(MC_ALLREDUCE, (size_t)8 << 10, 0, 0, &it);

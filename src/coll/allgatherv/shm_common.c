@@ -802,11 +802,12 @@ static int bcast_direct(mc_shm_t *sh, const mc_args_t *a, int pipe_unless_far)
 }
 
 /* Push: this rank's block goes to every rank's rbuf (its own first), sub-block by sub-block so
- * the source is read from memory once and the other copies find it in cache; streaming
- * stores. Ranks without a local pointer get their copy by CMA. Where the block goes in rank
- * k's rbuf is k's displacement (allgatherv: each rank has its own, posted as its table). */
+ * the source is read from memory once and the other copies find it in cache; streaming stores
+ * when nt, else temporal. Ranks without a local pointer get their copy by CMA. Where the block
+ * goes in rank k's rbuf is k's displacement (allgatherv: each rank has its own, posted as its
+ * table). */
 #define MV_PUSH_BLOCK ((size_t)64 << 10)
-static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
+static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b, int nt)
 {
     int p = sh->p, r = sh->r, rc = MPI_SUCCESS;
     size_t mine = mc_blk_len(b, r);
@@ -816,7 +817,7 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
         for (int j = 0; j < p && rc == MPI_SUCCESS; j++) {
             int k = (r + j) % p;
             size_t at = b->cnt ? peer_table(sh, k, r) : mc_blk_off(b, r);
-            rc = mc_peer_write_nt(sh, k, 1, at + o, src, len, 1);   /* own block in place: nothing */
+            rc = mc_peer_write_nt(sh, k, 1, at + o, src, len, nt);   /* own block in place: nothing */
         }
     }
     mc_shm_set(sh, MC_F_STEP, 2);
@@ -824,19 +825,24 @@ static int allgatherv_push(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b)
     return direct_close(sh, 1, rc);
 }
 
-/* The zero-copy allgather(v)'s trial, pull (temporal copies from the peers' blocks) or push
- * (this rank's block into every rank's rbuf, streamed), where the rule pushed because a rank
- * found the node far: on the AMD VM's far state pushing won 6-10x; on an Intel Xeon VM, always
- * far, it lost 2-3x (2 ranks, heap buffers, same-run over native Open MPI: 64-256 KiB blocks
- * push 0.74-1.01x, pull 1.51-1.69x). From W > C/2 the rule pushes anyway (push_nt, measured
- * on both): a trial there only cost the short runs its tries of the slower way (64 MiB blocks,
- * a few calls per size: 1.62-1.64x native against 2.09x). Every rank sees the same posts, so
- * the same zero copy. Not while another trial times the call (a pipe's call routed here: its
- * direct way keeps the rule). */
-enum { ZC_WAY_PULL, ZC_WAY_PUSH };
+/* The zero-copy allgather(v)'s trial up to the cache (W <= C): pull (temporal copies from the
+ * peers' blocks), push streamed (this rank's block into every rank's rbuf) or push with
+ * temporal stores. The rules push streamed where a rank found the node far (on the AMD VM's
+ * far state pushing won 6-10x; on an Intel Xeon VM, always far, it lost 2-3x: 2 ranks, heap
+ * buffers, same-run over native Open MPI, 64-256 KiB blocks push 0.74-1.01x, pull
+ * 1.51-1.69x) and from W > C/2 (push_nt). Temporal pushes lost there once (4 MiB blocks
+ * 1.48-1.94x native against 2.29-2.91x streamed, 2026-11-26) and won in another state of the
+ * same VM kind (2026-12-03, 2 ranks, heap buffers, mcoll-bench --order block, 3 launches
+ * each alternating, pull and streamed push against the three ways: Open MPI 1 MiB 49-55 ->
+ * 35-37 us, 2 MiB 88-113 -> 72-84, 3 MiB 217-292 -> 158-163 (beyond C/2 before: no trial);
+ * MPICH 1 MiB 54 -> 37). Beyond the cache the rule streams: a trial there only cost the
+ * short runs their tries of a slower way (64 MiB blocks, a few calls per size: 1.62-1.64x
+ * native against 2.09x). Every rank sees the same posts, so the same zero copy. Not while
+ * another trial times the call (a pipe's call routed here: its direct way keeps the rule). */
+enum { ZC_WAY_PULL, ZC_WAY_PUSH, ZC_WAY_PUSH_T, ZC_WAYS };
 static mc_trial_t *zc_trial(mc_shm_t *sh, const mc_trial_t *outer, size_t user)
 {
-    if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0) || push_nt(sh, user)) return NULL;
+    if (outer || !mc_trials_on() || !mc_shm_all_zero_copy(sh, 0) || direct_nt(sh, user)) return NULL;
     return mc_trial_of(sh, MC_TRIAL_ZC_ALLGATHER, user, MC_TRIAL_MIN);
 }
 
@@ -861,7 +867,7 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
      * native), push 15-28 and 51-55 us (6-10x); Open MPI runs, whose native and pull find the
      * peer's unchanged block still cached from the previous call, pull 12-46 us at 256 KiB-
      * 1 MiB (2.3-2.5x), push 18-58 (2.0-2.5x). Near, both 22-26 us at 256 KiB.
-     * Zero-copy blocks are pushed from half the cache already (push_nt): a pull reads every
+     * Without trials zero-copy blocks are pushed from half the cache (push_nt): a pull reads every
      * foreign block from the other core's cache and allocates the receive buffer in its own,
      * so the call's lines cross the cores on top of the working set the paper's W counts.
      * Measured at 2 ranks, heap buffers, 6 launches each, same-run ratio over native Open MPI:
@@ -879,9 +885,10 @@ static int allgatherv_direct(mc_shm_t *sh, const mc_args_t *a, const mc_blk_t *b
     int way = MV_WAY_CMA;
     if (mc_shm_all_zero_copy(sh, 1)) {
         mc_trial_t *zt = zc_trial(sh, tr, user);
-        int push = zt ? mc_trial_way(zt, 2) == ZC_WAY_PUSH : push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR);
-        if (zt) tr = zt, way = push ? ZC_WAY_PUSH : ZC_WAY_PULL, t0 = mc_trial_clock();
-        if (push) return mv_trial_end(sh, tr, way, t0, user, allgatherv_push(sh, a, b));
+        int zw = zt ? mc_trial_way(zt, ZC_WAYS)
+                    : push_nt(sh, user) || mc_shm_voted(sh, 0, MC_VOTE_FAR) ? ZC_WAY_PUSH : ZC_WAY_PULL;
+        if (zt) tr = zt, way = zw, t0 = mc_trial_clock();
+        if (zw != ZC_WAY_PULL) return mv_trial_end(sh, tr, way, t0, user, allgatherv_push(sh, a, b, zw == ZC_WAY_PUSH));
     }
     for (int j = 1; j < p && rc == MPI_SUCCESS; j++) {
         int w = (r + j) % p;
