@@ -28,6 +28,7 @@ typedef struct bench_opts {
     int apart;                   /* hot buffers as malloc blocks of their own, each call's size */
     int skew;                    /* rank r's buffers (r * skew) mod 64 bytes past their place */
     int roofline;                /* measure the copy bandwidth; print time / DRAM floor */
+    int local_copy;              /* time each size's output share copied locally (local_us) */
     double time_limit;           /* seconds of timed work per size when iterations are automatic */
     size_t max_mem;              /* bytes of benchmark buffers per rank */
     const char *csv, *json, *plot;
@@ -121,6 +122,7 @@ typedef struct bench_row {
     long iters;
     bench_stat_t native;
     double floor_us;             /* minimum data volume / copy bandwidth; 0 = not measured */
+    double local_us;             /* --local-copy: bench_local_copy's time; 0 = not measured */
     int nvar;
     bench_variant_t var[BENCH_MAX_VARIANTS];
 } bench_row_t;
@@ -145,6 +147,8 @@ typedef struct bench_results {
 double bench_copy_bandwidth(size_t bytes_per_rank);
 double bench_min_volume(const char *coll, int p, size_t bytes);
 double bench_flag_exchange(int rounds);
+double bench_out_share(const char *coll, int p, size_t bytes);
+double bench_local_copy(size_t out, size_t in, int reps);
 
 int bench_results_add(bench_results_t *r, const bench_row_t *row);
 void bench_print_header(const bench_results_t *r, const bench_coll_t *bc);

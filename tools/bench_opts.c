@@ -63,6 +63,10 @@ static void usage(FILE *f)
         "                       MCOLL_SHM_ADOPT mcoll may adopt them); not with --cold or --heap\n"
         "  --roofline           measure the node's copy bandwidth first and print each time as a\n"
         "                       multiple of the collective's DRAM floor (minimum volume / bandwidth)\n"
+        "  --local-copy         also time, at every size, each rank copying its share of the\n"
+        "                       collective's output from a hot buffer of its own, all ranks at once\n"
+        "                       (no communication, no synchronization): local_us, and the native's\n"
+        "                       and mcoll's times over it\n"
         "  --max-mem BYTES      benchmark buffers per rank (default 1G); larger sizes are skipped\n"
         "  --csv FILE, --json FILE, --plot FILE.png   also write the results there\n"
         "Sizes are bytes per rank of the collective's natural message (allreduce: the vector,\n"
@@ -197,6 +201,7 @@ static int parse_flag(const char *f, bench_opts_t *o)
     else if (!strcmp(f, "--dirty")) o->dirty = 1;
     else if (!strcmp(f, "--validate")) o->validate = 1;
     else if (!strcmp(f, "--roofline")) o->roofline = 1;
+    else if (!strcmp(f, "--local-copy")) o->local_copy = 1;
     else if (!strcmp(f, "--heap")) o->heap = 1;
     else if (!strcmp(f, "--thp")) o->thp = 1;
     else if (!strcmp(f, "--apart")) o->apart = 1;

@@ -47,8 +47,9 @@ void bench_print_header(const bench_results_t *r, const bench_coll_t *bc)
            r->p, bc->reduction ? "float sum" : "bytes", bench_cache_mode(o), root,
            o->start_clock ? "; started at a common clock mark" : "",
            o->blocks ? "; each column timed in one block" : "");
-    printf("%12s %7s %12s %12s %8s  %-28s %-5s%s\n", "bytes", "iters", "native_us", "mcoll_us",
-           "speedup", "alg", "valid", r->bw > 0 ? "  floor_us native_x mcoll_x" : "");
+    printf("%12s %7s %12s %12s %8s  %-28s %-5s%s%s\n", "bytes", "iters", "native_us", "mcoll_us", "speedup",
+           "alg", "valid", r->bw > 0 ? "  floor_us native_x mcoll_x" : "",
+           r->o->local_copy ? "  local_us nat/loc mc/loc" : "");
     fflush(stdout);
 }
 
@@ -63,6 +64,9 @@ void bench_print_row(const bench_row_t *row)
         if (row->floor_us > 0)
             printf(" %9.1f %8.2f %7.2f", row->floor_us, row->native.med / row->floor_us,
                    row->var[v].t.med / row->floor_us);
+        if (row->local_us > 0)
+            printf(" %9.1f %7.2f %6.2f", row->local_us, row->native.med / row->local_us,
+                   row->var[v].t.med / row->local_us);
         printf("\n");
     }
     fflush(stdout);
@@ -86,15 +90,15 @@ int bench_write_csv(const bench_results_t *r, const char *path)
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     fprintf(f, "collective,ranks,bytes,iters,mode,variant,alg,native_us,mcoll_us,speedup,"
-               "native_min_us,mcoll_min_us,native_max_us,mcoll_max_us,valid,floor_us\n");
+               "native_min_us,mcoll_min_us,native_max_us,mcoll_max_us,valid,floor_us,local_us\n");
     for (int i = 0; i < r->n; i++) {
         const bench_row_t *w = &r->rows[i];
         for (int v = 0; v < w->nvar; v++) {
             const bench_variant_t *x = &w->var[v];
-            fprintf(f, "%s,%d,%zu,%ld,%s,%s,%s,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%.3f\n", w->coll,
-                    w->p, w->bytes, w->iters, mode_word(r->o), x->req, x->used,
-                    w->native.med, x->t.med, speedup(w, v), w->native.min, x->t.min,
-                    w->native.max, x->t.max, valid_word(x->valid), w->floor_us);
+            fprintf(f, "%s,%d,%zu,%ld,%s,%s,%s,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f\n", w->coll,
+                    w->p, w->bytes, w->iters, mode_word(r->o), x->req, x->used, w->native.med, x->t.med,
+                    speedup(w, v), w->native.min, x->t.min, w->native.max, x->t.max, valid_word(x->valid),
+                    w->floor_us, w->local_us);
         }
     }
     return fclose(f) ? -1 : 0;
@@ -133,8 +137,10 @@ static void json_variant(FILE *f, const bench_row_t *w, int v)
 
 static void json_row(FILE *f, const bench_row_t *w)
 {
-    fprintf(f, "    {\"collective\": \"%s\", \"bytes\": %zu, \"iters\": %ld, \"floor_us\": %.3f, ",
-            w->coll, w->bytes, w->iters, w->floor_us);
+    fprintf(f,
+            "    {\"collective\": \"%s\", \"bytes\": %zu, \"iters\": %ld, \"floor_us\": %.3f, "
+            "\"local_us\": %.3f, ",
+            w->coll, w->bytes, w->iters, w->floor_us, w->local_us);
     json_stat(f, "native", &w->native);
     fprintf(f, ",\n      \"variants\": [\n");
     for (int v = 0; v < w->nvar; v++) {

@@ -91,6 +91,12 @@ static void run_coll(const sweep_t *s, const bench_coll_t *bc, bench_mem_t *mm, 
         int rc = bench_run_size(s->o, bc, m, mm, var, nvar, &row);
         if (rc) fail(rc, bc->name);
         row.floor_us = res->bw > 0 ? bench_min_volume(bc->name, s->p, row.bytes) / res->bw * 1e6 : 0;
+        row.local_us = 0;
+        if (s->o->local_copy) {
+            size_t out = (size_t)bench_out_share(bc->name, s->p, row.bytes);
+            size_t in = bc->inout ? row.bytes : bench_sbytes(bc, row.bytes, s->p);
+            row.local_us = out ? bench_local_copy(out, in, out > ((size_t)8 << 20) ? 5 : 15) : 0;
+        }
         if (!s->rank) {
             bench_print_row(&row);
             if (bench_results_add(res, &row)) fail(MPI_ERR_NO_MEM, "results");
