@@ -107,6 +107,8 @@ size_t bench_mem_slot(size_t sbytes, size_t rbytes);
 typedef struct bench_stat {
     double med, min, max;        /* microseconds, per-call max across ranks */
 } bench_stat_t;
+/* Median, min and max in microseconds of n times in seconds (sorts t). */
+bench_stat_t bench_stats(double *t, long n);
 
 typedef struct bench_variant {
     char req[BENCH_NAME];        /* what was asked: "default" or an algorithm name */

@@ -178,12 +178,7 @@ double bench_local_copy(size_t out, size_t in, int reps)
             double x = MPI_Wtime() - t0;
             MPI_Allreduce(&x, &t[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         }
-        for (int a = 1; a < reps; a++) /* insertion sort: a few samples */
-            for (int b = a; b > 0 && t[b - 1] > t[b]; b--) {
-                double s = t[b];
-                t[b] = t[b - 1], t[b - 1] = s;
-            }
-        double med = t[reps / 2] * 1e6;
+        double med = bench_stats(t, reps).med;
         if (best == 0 || med < best) best = med;
     }
     return best;

@@ -164,7 +164,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static bench_stat_t stats(double *t, long n)
+bench_stat_t bench_stats(double *t, long n)
 {
     bench_stat_t s;
     qsort(t, (size_t)n, sizeof *t, cmp_double);
@@ -214,7 +214,7 @@ static int warm_up(run_t *r, long *iters)
     if (!rc) rc = warm_reps(r, 2, extra, NULL);
     if (!rc) rc = warm_reps(r, 2 + extra, more - extra, wt + 1);
     if (rc || r->o->iters) return rc;
-    double per = stats(wt, 1 + more - extra).med * 1e-6;
+    double per = bench_stats(wt, 1 + more - extra).med * 1e-6;
     long fit = per > 0 ? (long)(r->o->time_limit / per) : *iters;
     if (fit < *iters) *iters = fit < 5 ? 5 : fit;
     return rc;
@@ -358,7 +358,7 @@ static int measure(run_t *r, bench_row_t *row)
     if (!rc) {
         row->iters = done[0];
         for (int v = 0; v < r->nv; v++) {
-            bench_stat_t st = stats(t + (size_t)v * (size_t)iters, done[v]);
+            bench_stat_t st = bench_stats(t + (size_t)v * (size_t)iters, done[v]);
             if (done[v] < row->iters) row->iters = done[v];
             if (v) row->var[v - 1].t = st;
             else row->native = st;
